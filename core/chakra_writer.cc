@@ -1,0 +1,4 @@
+// SPDX-License-Identifier: MIT
+#include "core/chakra_writer.h"
+
+// TODO(stub): being written.

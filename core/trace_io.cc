@@ -1,0 +1,4 @@
+// SPDX-License-Identifier: MIT
+#include "core/trace_io.h"
+
+// TODO(stub): being written.

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+//
+// The one interface the replayer talks to for communication. Backends
+// (local, MPI, NCCL) live beside this file; nothing outside replayer/comm/
+// names MPI or NCCL.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/trace.h"
+
+namespace etb::replay {
+
+// Totals a backend keeps while replaying (reset per measured iteration by
+// the caller through resetStats()).
+struct CommStats {
+  uint64_t calls = 0;
+  uint64_t bytes = 0;        // payload bytes this rank sent/received
+  double busy_us = 0;        // time inside collectives (incl. waits)
+  double exposed_us = 0;     // time the host was blocked on communication
+};
+
+// A posted operation; wait() blocks until it is complete.
+class Work {
+ public:
+  virtual ~Work() = default;
+  virtual void wait() = 0;
+};
+
+// One communication node of the trace, with the replay tensors bound to its
+// recorded inputs and outputs (either may be empty: the backend then sizes
+// buffers from CommInfo).
+struct CommCall {
+  const trace::Trace* trace = nullptr;
+  const trace::Node* node = nullptr;
+  const trace::CommInfo* info = nullptr;
+  std::vector<at::Tensor> inputs;
+  std::vector<at::Tensor> outputs;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int worldSize() const = 0;
+  virtual std::string backendName() const = 0;
+
+  // Called once per trace before replay: creates sub-communicators for the
+  // trace's process groups and checks that all ranks agree on the sequence
+  // of collectives (throws InputError naming the first mismatch).
+  virtual void prepare(const trace::Trace& trace) = 0;
+
+  // Runs a collective / p2p call. Async calls return a Work that a later
+  // `wait` node completes; synchronous ones return nullptr when done.
+  virtual std::shared_ptr<Work> run(CommCall& call) = 0;
+
+  virtual void barrier() = 0;
+  virtual CommStats stats() const = 0;
+  virtual void resetStats() = 0;
+};
+
+// A world of one rank: every call completes immediately and is counted.
+// Used for single-rank replay and whenever MPI is not initialised.
+std::unique_ptr<Communicator> makeLocalCommunicator();
+
+}  // namespace etb::replay

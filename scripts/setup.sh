@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs etbench's build and test dependencies (Debian packages) when any is
+# missing, then configures and builds into ${ETB_BUILD_DIR:-build}.
+#   scripts/setup.sh [--test]   --test: -Werror, tests, and the CUDA/NCCL code
+#                               whenever a CUDA toolkit with NCCL is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake git ca-certificates
+  libtorch-dev libopenblas0-pthread
+  libopenmpi-dev openmpi-bin
+  libprotobuf-dev protobuf-compiler
+  nlohmann-json3-dev libsimdjson-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  python3 python3-torch
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+BUILD_DIR="${ETB_BUILD_DIR:-build}"
+CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release)
+if [ "${1:-}" = "--test" ]; then
+  CMAKE_ARGS+=(-DETB_WERROR=ON -DETB_BUILD_TESTS=ON)
+  CUDA_ROOT="${CUDA_HOME:-/usr/local/cuda}"
+  if [ -f "$CUDA_ROOT/include/cuda_runtime.h" ] && [ -f "$CUDA_ROOT/include/nccl.h" ]; then
+    echo "== CUDA toolkit with NCCL at $CUDA_ROOT: building the GPU code too"
+    CMAKE_ARGS+=(-DETB_WITH_CUDA=ON -DETB_WITH_NCCL=ON -DCUDAToolkit_ROOT="$CUDA_ROOT"
+                 -DNCCL_HOME="$CUDA_ROOT")
+  fi
+fi
+cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" > "$BUILD_DIR.cmake.log" 2>&1 || {
+  cat "$BUILD_DIR.cmake.log"; exit 1; }
+cmake --build "$BUILD_DIR" -j"$(nproc)"
