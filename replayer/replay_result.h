@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+//
+// What a replay measured: the contract between the replay engine (which
+// fills it), the communication layer (which adds per-rank and per-collective
+// figures), and the reporters (terminal table, JSON, HTML, Chrome trace).
+// Times are milliseconds for iterations and microseconds for ops.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace etb::replay {
+
+// Summary of a set of samples (see summarize()).
+struct Distribution {
+  std::vector<double> samples;
+  double min = 0, max = 0, mean = 0, median = 0, p90 = 0, stddev = 0;
+};
+Distribution summarize(std::vector<double> samples);
+
+struct SkippedOp {
+  uint64_t node_id = 0;
+  std::string name;
+  std::string reason;
+};
+
+struct Coverage {
+  uint64_t operators = 0;  // selected compute operators in the iteration
+  uint64_t replayed = 0;   // of those, run through the dispatcher
+  uint64_t skipped = 0;    // operators - replayed
+  std::map<std::string, uint64_t> skipped_by_reason;
+  std::vector<SkippedOp> skipped_ops;  // every skipped op, in trace order
+  uint64_t comms = 0;           // communication nodes selected
+  uint64_t comms_replayed = 0;  // of those, run by the communicator
+};
+
+// One selected op: its replay time per measured iteration and the original.
+struct OpStat {
+  uint64_t node_id = 0;
+  std::string name;     // "aten::mm"
+  std::string overload; // "out", "" for the default overload
+  bool replayed = false;
+  bool is_comm = false;
+  double replay_us = 0;     // median over measured iterations
+  double original_us = -1;  // from Kineto / trace timings; -1 unknown
+  double start_us = 0;      // offset within the last measured iteration
+};
+
+// Per operator name ("op kind"), summed over one iteration.
+struct KindStat {
+  std::string name;
+  uint64_t count = 0;
+  double replay_us = 0;
+  double original_us = -1;
+};
+
+// Per collective type and message size, nccl-tests definitions.
+struct CollectiveStat {
+  std::string type;     // "all_reduce"
+  std::string group;    // process group name
+  uint64_t bytes = 0;   // per-rank message size
+  uint64_t count = 0;   // calls per iteration
+  double time_us = 0;   // median per call
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+
+// System figures for one rank over the measured iterations.
+struct SystemMetrics {
+  double cpu_util_pct = -1;     // process CPU time / wall time, all cores
+  uint64_t peak_rss_bytes = 0;
+  uint64_t peak_tensor_bytes = 0;  // peak bytes held by replay tensors
+  // GPU (NVML); absent where there is no GPU.
+  std::optional<double> gpu_util_pct;
+  std::optional<uint64_t> gpu_mem_bytes;
+  std::optional<double> gpu_power_w;
+};
+
+struct RankResult {
+  int rank = 0;
+  std::string host;
+  Distribution iter_ms;
+  double comm_ms = 0;          // per iteration, median
+  double exposed_comm_ms = 0;  // per iteration, median
+  uint64_t comm_bytes = 0;     // per iteration
+  SystemMetrics system;
+};
+
+// An event of the replay timeline (last measured iteration), for the Chrome
+// trace. `tid` separates compute (0) and communication (1) lanes.
+struct TimelineEvent {
+  std::string name;
+  std::string category;  // "op", "comm", "skipped", "iteration"
+  uint64_t node_id = 0;
+  int rank = 0;
+  int tid = 0;
+  double start_us = 0;
+  double dur_us = 0;
+};
+
+struct ReplayResult {
+  // What was run, where.
+  std::vector<std::string> argv;
+  std::string trace_path;
+  std::string schema;
+  std::string device;  // "cpu", "cuda:0"
+  int threads = 1;
+  int warmup = 0;
+  int iters = 0;
+  int world_size = 1;
+  std::string host;
+  std::string etbench_version;
+  std::string torch_version;
+  std::string comm_backend;  // "local", "mpi", "nccl"
+
+  Coverage coverage;
+  Distribution replay_iter_ms;                 // rank 0 (or the only rank)
+  std::optional<Distribution> original_iter_ms;
+  std::string original_source;  // "kineto", "trace", "" when unknown
+
+  std::vector<OpStat> ops;     // selected ops in trace order
+  std::vector<KindStat> kinds; // sorted by |replay - original|, biggest first
+  std::vector<CollectiveStat> collectives;
+  std::vector<RankResult> ranks;  // one per rank, gathered on rank 0
+  SystemMetrics system;           // this rank
+  std::vector<TimelineEvent> timeline;
+};
+
+}  // namespace etb::replay
