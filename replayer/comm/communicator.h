@@ -61,7 +61,25 @@ class Communicator {
   virtual void barrier() = 0;
   virtual CommStats stats() const = 0;
   virtual void resetStats() = 0;
+
+  // Gathers one string per rank on rank 0 (in rank order); other ranks get
+  // an empty vector. Used to collect per-rank results for the report.
+  virtual std::vector<std::string> gatherToRoot(const std::string& mine) = 0;
+
+  // Ends the whole job now (every rank), after printing `message` with this
+  // rank. Used when a rank fails so that no other rank hangs.
+  [[noreturn]] virtual void abortJob(const std::string& message, int code) = 0;
 };
+
+struct CommOptions {
+  std::string device = "cpu";  // "cuda..." selects NCCL when built in
+  double timeout_s = 0;        // bound on any one collective; 0 = none
+  bool force_local = false;    // ignore MPI even when launched by mpirun
+};
+
+// The communicator for this process: MPI when launched by mpirun with more
+// than one rank (NCCL for CUDA tensors when built in), else local.
+std::unique_ptr<Communicator> makeCommunicator(const CommOptions& options);
 
 // A world of one rank: every call completes immediately and is counted.
 // Used for single-rank replay and whenever MPI is not initialised.

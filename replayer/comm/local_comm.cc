@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/comm/communicator.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace etb::replay {
 namespace {
 // One rank: every collective is the identity on this rank's data, so calls
@@ -18,6 +21,13 @@ class LocalCommunicator final : public Communicator {
   void barrier() override {}
   CommStats stats() const override { return stats_; }
   void resetStats() override { stats_ = CommStats{}; }
+  std::vector<std::string> gatherToRoot(const std::string& mine) override {
+    return {mine};
+  }
+  [[noreturn]] void abortJob(const std::string& message, int code) override {
+    std::fprintf(stderr, "%s\n", message.c_str());
+    std::exit(code);
+  }
 
  private:
   CommStats stats_;
