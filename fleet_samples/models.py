@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: MIT
+"""The fleet-sample models and their synthetic inputs (no network: no weights, no datasets).
+
+Each builder returns a Sample: the model, its optimizer, a step() that runs one real training
+step (zero_grad, forward, loss, backward, optimizer step) and a description for meta.json.
+Sizes are chosen so the big ops (GEMMs, convolutions) dominate a single-threaded iteration.
+"""
+import dataclasses
+from typing import Callable, Dict
+
+import torch
+import torch.nn as nn
+
+
+@dataclasses.dataclass
+class Sample:
+    model: nn.Module
+    step: Callable[[], None]
+    description: str
+    shapes: Dict[str, object]
+    compute_bound: bool
+    why: str
+
+
+def _trainStep(model, opt, loss_fn, inputs, target):
+    def step():
+        opt.zero_grad()
+        out = model(*inputs)
+        loss = loss_fn(out, target)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def buildMlp(gen):
+    batch, hidden, classes = 256, 1024, 16
+    layers = []
+    for _ in range(4):
+        layers += [nn.Linear(hidden, hidden), nn.ReLU()]
+    model = nn.Sequential(*layers, nn.Linear(hidden, classes))
+    x = torch.randn(batch, hidden, generator=gen)
+    y = torch.randint(0, classes, (batch,), generator=gen)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
+                  "4 x (Linear 1024->1024 + ReLU) + Linear 1024->16, cross-entropy, SGD momentum",
+                  {"batch": batch, "hidden": hidden, "classes": classes, "input": [batch, hidden]},
+                  True, "1024x1024 GEMMs at batch 256 dominate the step")
+
+
+def buildResnet18(gen):
+    import torchvision
+    batch, image, classes = 8, 112, 100
+    model = torchvision.models.resnet18(num_classes=classes)
+    x = torch.randn(batch, 3, image, image, generator=gen)
+    y = torch.randint(0, classes, (batch,), generator=gen)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
+                  "torchvision resnet18(num_classes=100), random init, cross-entropy, SGD momentum",
+                  {"batch": batch, "input": [batch, 3, image, image], "classes": classes},
+                  True, "convolutions dominate the step")
+
+
+class _Encoder(nn.Module):
+    def __init__(self, d_model, heads, ff, layers, classes):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.1, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.head = nn.Linear(d_model, classes)
+
+    def forward(self, x):
+        return self.head(self.encoder(x).mean(dim=1))
+
+
+def buildTransformer(gen):
+    batch, seq, d_model, heads, ff, layers, classes = 8, 128, 256, 4, 1024, 3, 10
+    model = _Encoder(d_model, heads, ff, layers, classes)
+    x = torch.randn(batch, seq, d_model, generator=gen)
+    y = torch.randint(0, classes, (batch,), generator=gen)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
+                  "nn.TransformerEncoder, 3 layers, d_model 256, 4 heads, ff 1024, dropout 0.1, "
+                  "mean-pool + Linear head, cross-entropy, Adam",
+                  {"batch": batch, "seq": seq, "d_model": d_model, "heads": heads, "ff": ff,
+                   "layers": layers, "input": [batch, seq, d_model]},
+                  True, "QKV/FF GEMMs over 1024 tokens dominate the step")
+
+
+class _Dlrm(nn.Module):
+    """DLRM-style: bottom MLP on dense features, EmbeddingBag (sum) per sparse feature,
+    pairwise dot interaction, top MLP on [dense, interactions]."""
+
+    def __init__(self, dense_in, rows, dim):
+        super().__init__()
+        self.bottom = nn.Sequential(nn.Linear(dense_in, 512), nn.ReLU(), nn.Linear(512, 256),
+                                    nn.ReLU(), nn.Linear(256, dim), nn.ReLU())
+        self.tables = nn.ModuleList(nn.EmbeddingBag(r, dim, mode="sum") for r in rows)
+        n = len(rows) + 1
+        self.pairs = torch.tril_indices(n, n, offset=-1)
+        self.top = nn.Sequential(nn.Linear(dim + n * (n - 1) // 2, 512), nn.ReLU(),
+                                 nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 1))
+
+    def forward(self, dense, indices, offsets):
+        x = self.bottom(dense)
+        feats = [x] + [t(i, o) for t, i, o in zip(self.tables, indices, offsets)]
+        z = torch.stack(feats, dim=1)
+        inter = torch.bmm(z, z.transpose(1, 2))
+        flat = inter[:, self.pairs[0], self.pairs[1]]
+        return self.top(torch.cat([x, flat], dim=1)).squeeze(1)
+
+
+def zipfIndices(gen, rows, count, alpha):
+    """Skewed ids: row k (1-based rank) drawn with probability proportional to 1/k^alpha,
+    then ranks are scattered over the table by a fixed permutation (hot rows aren't all at 0)."""
+    ranks = torch.arange(1, rows + 1, dtype=torch.float64)
+    probs = ranks.pow(-alpha)
+    draw = torch.multinomial(probs / probs.sum(), count, replacement=True, generator=gen)
+    perm = torch.randperm(rows, generator=gen)
+    return perm[draw]
+
+
+def buildDlrm(gen):
+    batch, dense_in, dim, bag, alpha = 512, 13, 64, 20, 1.05
+    rows = [100000, 50000, 20000, 20000, 5000, 5000, 1000, 1000]
+    model = _Dlrm(dense_in, rows, dim)
+    dense = torch.randn(batch, dense_in, generator=gen)
+    indices, offsets = [], []
+    for r in rows:
+        # variable bag sizes (1..2*bag-1) so offsets are not a trivial arithmetic sequence
+        lengths = torch.randint(1, 2 * bag, (batch,), generator=gen)
+        offsets.append(torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)[:-1]]))
+        indices.append(zipfIndices(gen, r, int(lengths.sum()), alpha))
+    y = torch.randint(0, 2, (batch,), generator=gen).float()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    step = _trainStep(model, opt, nn.functional.binary_cross_entropy_with_logits,
+                      (dense, indices, offsets), y)
+    return Sample(model, step,
+                  "DLRM-style: bottom MLP 13-512-256-64, 8 EmbeddingBag(sum, offsets) tables dim 64, "
+                  "pairwise-dot interaction (bmm + tril gather), top MLP 100-512-256-1, BCE, SGD "
+                  "(dense embedding gradients)",
+                  {"batch": batch, "dense_in": dense_in, "dim": dim, "rows": rows,
+                   "mean_bag": bag, "zipf_alpha": alpha,
+                   "indices_per_table": [int(i.numel()) for i in indices]},
+                  False, "embedding gather/scatter and the dense table gradient/SGD update are "
+                  "memory-bound, and replayed indices differ from the recorded ones")
+
+
+def buildDdpMlp(gen):
+    batch, hidden, classes = 128, 1024, 16
+    layers = []
+    for _ in range(3):
+        layers += [nn.Linear(hidden, hidden), nn.ReLU()]
+    model = nn.Sequential(*layers, nn.Linear(hidden, classes))
+    x = torch.randn(batch, hidden, generator=gen)
+    y = torch.randint(0, classes, (batch,), generator=gen)
+    return model, x, y, {"batch_per_rank": batch, "hidden": hidden, "classes": classes,
+                         "input": [batch, hidden]}
+
+
+BUILDERS = {"mlp": buildMlp, "resnet18": buildResnet18, "transformer": buildTransformer,
+            "dlrm": buildDlrm}

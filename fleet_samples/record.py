@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: MIT
+"""Record a fleet sample: time real training steps, then capture one step with the execution
+trace observer and the profiler over the same window.
+
+Run with Debian's python (torch 1.13 CPU):
+  /usr/bin/python3 fleet_samples/record.py --model mlp [--out-dir DIR] [--threads 1]
+  /usr/bin/python3 fleet_samples/record.py --model ddp2          # 2 gloo ranks on 127.0.0.1
+
+Writes <out-dir>/<name>.et.json.gz, <name>.kineto.json.gz, <name>.chrome_legacy.json.gz and
+<name>.meta.json (for ddp2 one et/kineto/chrome_legacy file per rank: ddp2.rank<R>.*).
+See fleet_samples/README.md for what each file holds and why.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+from torch.autograd.profiler import record_function
+from torch.profiler import ExecutionGraphObserver, ProfilerActivity, profile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models  # noqa: E402
+import trace_files  # noqa: E402
+
+
+def timeIterations(step, warmup, iters, barrier=None):
+    """Per-iteration wall time (ms) of the plain step, no observer or profiler attached."""
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(iters):
+        if barrier:
+            barrier()
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def recordWindow(step, prefix, step_index, pg_config=None):
+    """Capture one training step as ProfilerStep#<step_index> in both the ET and the profiler.
+
+    The observer starts before the profiler so that every profiler event carries the
+    RecordFunction handle (ids are only allocated when a callback asks for them), and the
+    ProfilerStep marker is entered after both are on, so the marker and its whole subtree are in
+    both files. torch.profiler's schedule is not used: without libkineto (Debian's build) a
+    scheduled profiler keeps only a handful of events from the wrong step.
+    """
+    tmp_et = prefix + ".et.json.tmp"
+    observer = ExecutionGraphObserver()
+    observer.register_callback(tmp_et)
+    observer.start()
+    if pg_config is not None:
+        # torch 1.13's observer does not emit this node itself; PARAM's docs of that era said to
+        # emit it by hand with the group config as its one String input.
+        with record_function("## process_group:init ##", json.dumps(pg_config)):
+            pass
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        with record_function("ProfilerStep#%d" % step_index):
+            step()
+    traced_ms = (time.perf_counter() - t0) * 1e3
+    observer.stop()
+    observer.unregister_callback()
+    trace_files.gzipFile(tmp_et, prefix + ".et.json.gz")
+    os.remove(tmp_et)
+    tmp_chrome = prefix + ".chrome_legacy.json.tmp"
+    prof.export_chrome_trace(tmp_chrome)
+    trace_files.gzipFile(tmp_chrome, prefix + ".chrome_legacy.json.gz")
+    os.remove(tmp_chrome)
+    trace_files.writeKinetoLayout(prof.events(), prefix + ".kineto.json.gz", os.getpid())
+    return traced_ms
+
+
+def baseMeta(args, name):
+    return {
+        "name": name,
+        "torch_version": torch.__version__,
+        "python": sys.version.split()[0],
+        "threads": torch.get_num_threads(),
+        "seed": args.seed,
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "host_cpus": os.cpu_count(),
+        "recorded_with": "fleet_samples/record.py --model %s --threads %d --warmup %d --iters %d"
+                         % (name, args.threads, args.warmup, args.iters),
+    }
+
+
+def timingMeta(times, traced_ms, step_index, warmup):
+    return {
+        "original": {"iter_ms": [round(t, 3) for t in times],
+                     "iter_ms_median": round(statistics.median(times), 3),
+                     "measured": "wall time of plain steps %d..%d (after %d warmup steps), "
+                                 "no observer or profiler attached"
+                                 % (warmup, warmup + len(times) - 1, warmup)},
+        "window": {"profiler_step": "ProfilerStep#%d" % step_index, "steps": 1,
+                   "traced_step_ms": round(traced_ms, 3),
+                   "note": "traced_step_ms is the same step with ET + profiler attached "
+                           "(observer overhead included); do not compare replays with it"},
+    }
+
+
+def recordSingle(args):
+    gen = torch.Generator().manual_seed(args.seed)
+    torch.manual_seed(args.seed)
+    sample = models.BUILDERS[args.model](gen)
+    times = timeIterations(sample.step, args.warmup, args.iters)
+    step_index = args.warmup + args.iters
+    prefix = os.path.join(args.out_dir, args.model)
+    traced_ms = recordWindow(sample.step, prefix, step_index)
+    meta = baseMeta(args, args.model)
+    meta.update({"model": sample.description, "shapes": sample.shapes,
+                 "compute_bound": sample.compute_bound, "compute_bound_why": sample.why,
+                 "files": {"et": args.model + ".et.json.gz",
+                           "kineto": args.model + ".kineto.json.gz",
+                           "chrome_legacy": args.model + ".chrome_legacy.json.gz"}})
+    meta.update(timingMeta(times, traced_ms, step_index, args.warmup))
+    meta["et_summary"] = trace_files.summarizeEt(prefix + ".et.json.gz", meta["window"]["profiler_step"])
+    meta["kineto_summary"] = trace_files.summarizeKineto(prefix + ".kineto.json.gz",
+                                                         prefix + ".et.json.gz")
+    trace_files.writeMeta(prefix + ".meta.json", meta)
+    print(json.dumps({"name": args.model, "median_ms": meta["original"]["iter_ms_median"],
+                      "et_nodes": meta["et_summary"].get("nodes")}))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--model", required=True, choices=sorted(models.BUILDERS) + ["ddp2"])
+    ap.add_argument("--out-dir", help="default: fleet_samples/<model>")
+    ap.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1234)
+    args = ap.parse_args()
+    if args.out_dir is None:
+        args.out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), args.model)
+    os.makedirs(args.out_dir, exist_ok=True)
+    torch.set_num_threads(args.threads)
+    if args.model == "ddp2":
+        import ddp_record
+        ddp_record.run(args, recordWindow, timeIterations, baseMeta, timingMeta)
+    else:
+        recordSingle(args)
+
+
+if __name__ == "__main__":
+    main()
