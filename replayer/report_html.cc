@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/report_html.h"
+
+#include <sstream>
+
+#include "core/file_io.h"
+#include "replayer/report_svg.h"
+#include "replayer/report_util.h"
+
+namespace etb::replay {
+namespace {
+using detail::formatBytes;
+using detail::formatFixed;
+using detail::htmlEscape;
+
+constexpr size_t kChartKinds = 15;    // bars in the op-kind chart
+constexpr size_t kTableRows = 200;    // rows in the skipped-op list
+
+constexpr const char* kCss = R"(
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d232a;
+ margin:24px auto;max-width:1100px;padding:0 16px}
+h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px}
+.meta{color:#5b6570;font-size:12px;word-break:break-all}
+.cards{display:flex;gap:12px;flex-wrap:wrap;margin:16px 0}
+.card{border:1px solid #dde1e6;border-radius:8px;padding:10px 16px;min-width:150px}
+.card .v{font-size:24px;font-weight:600}.card .k{color:#5b6570;font-size:12px}
+.good{color:#1a7f37}.bad{color:#c0392b}
+table{border-collapse:collapse;font-size:13px}
+th,td{padding:4px 10px;border-bottom:1px solid #eceff2;text-align:left}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;
+ vertical-align:middle}
+svg .tick{font-size:11px;fill:#5b6570}svg .label{font-size:12px;fill:#1d232a}
+svg .val{font-size:10px;fill:#5b6570}
+)";
+
+void card(std::ostringstream& s, const std::string& key,
+          const std::string& value, const std::string& cls = "") {
+  s << "<div class='card'><div class='k'>" << htmlEscape(key)
+    << "</div><div class='v " << cls << "'>" << htmlEscape(value)
+    << "</div></div>";
+}
+
+void header(std::ostringstream& s, const ReplayResult& r) {
+  s << "<h1>et_replay: " << htmlEscape(r.trace_path) << "</h1><div class='meta'>"
+    << "device " << htmlEscape(r.device) << " &middot; threads " << r.threads
+    << " &middot; warmup " << r.warmup << " &middot; iterations " << r.iters
+    << " &middot; ranks " << r.world_size << " &middot; comm "
+    << htmlEscape(r.comm_backend) << " &middot; host " << htmlEscape(r.host)
+    << " &middot; etbench " << htmlEscape(r.etbench_version)
+    << " &middot; torch " << htmlEscape(r.torch_version) << "<br>";
+  for (const std::string& a : r.argv) s << htmlEscape(a) << ' ';
+  s << "</div>";
+}
+
+void headline(std::ostringstream& s, const ReplayResult& r) {
+  const Coverage& c = r.coverage;
+  s << "<div class='cards'>";
+  card(s, "replay median iteration",
+       formatFixed(r.replay_iter_ms.median, 3) + " ms");
+  if (r.original_iter_ms) {
+    card(s, "original median (" + r.original_source + ")",
+         formatFixed(r.original_iter_ms->median, 3) + " ms");
+    if (r.original_iter_ms->median > 0) {
+      const double ratio = r.replay_iter_ms.median / r.original_iter_ms->median;
+      const bool close = ratio > 0.9 && ratio < 1.1;
+      card(s, "replay / original", formatFixed(ratio, 3) + "x",
+           close ? "good" : "bad");
+    }
+  } else {
+    card(s, "original", "unknown");
+  }
+  const double pct = detail::coveragePct(c);
+  card(s, "coverage (" + std::to_string(c.replayed) + "/" +
+              std::to_string(c.operators) + " ops)",
+       formatFixed(pct, 1) + " %", pct >= 99 ? "good" : "bad");
+  if (c.comms > 0) {
+    card(s, "collectives replayed", std::to_string(c.comms_replayed) + "/" +
+                                        std::to_string(c.comms));
+  }
+  s << "</div>";
+}
+
+void charts(std::ostringstream& s, const ReplayResult& r) {
+  s << "<h2>Iteration time spread</h2>";
+  std::vector<detail::Series> series{{"replay", &r.replay_iter_ms, "#3b6fd6"}};
+  if (r.original_iter_ms) {
+    series.push_back({"original", &*r.original_iter_ms, "#7a828c"});
+  }
+  s << detail::iterationStripChart(series);
+  if (r.kinds.empty()) return;
+  std::vector<KindStat> kinds = detail::kindsByDifference(r.kinds);
+  if (kinds.size() > kChartKinds) kinds.resize(kChartKinds);
+  s << "<h2>Time per op kind (biggest differences first, top "
+    << kinds.size() << " of " << r.kinds.size() << ")</h2>"
+    << "<div class='legend'><span style='background:#3b6fd6'></span>replay"
+    << "<span style='background:#9aa3ad'></span>original</div>"
+    << detail::kindBarChart(kinds);
+}
+
+void skippedTable(std::ostringstream& s, const Coverage& c) {
+  if (c.skipped_by_reason.empty()) return;
+  s << "<h2>Skipped operators (" << c.skipped << ")</h2><table><tr>"
+    << "<th class='n'>count</th><th>reason</th></tr>";
+  for (const auto& [reason, n] : detail::reasonsByCount(c)) {
+    s << "<tr><td class='n'>" << n << "</td><td>" << htmlEscape(reason)
+      << "</td></tr>";
+  }
+  s << "</table><details><summary>every skipped op</summary><table><tr>"
+    << "<th class='n'>node</th><th>op</th><th>reason</th></tr>";
+  for (size_t i = 0; i < c.skipped_ops.size() && i < kTableRows; ++i) {
+    const SkippedOp& op = c.skipped_ops[i];
+    s << "<tr><td class='n'>" << op.node_id << "</td><td>"
+      << htmlEscape(op.name) << "</td><td>" << htmlEscape(op.reason)
+      << "</td></tr>";
+  }
+  s << "</table></details>";
+}
+
+void collectivesTable(std::ostringstream& s, const ReplayResult& r) {
+  if (r.collectives.empty()) return;
+  s << "<h2>Collectives (per call)</h2><table><tr><th>type</th><th>group</th>"
+    << "<th class='n'>size</th><th class='n'>calls/iter</th>"
+    << "<th class='n'>time (us)</th><th class='n'>algbw (GB/s)</th>"
+    << "<th class='n'>busbw (GB/s)</th></tr>";
+  for (const CollectiveStat& c : r.collectives) {
+    s << "<tr><td>" << htmlEscape(c.type) << "</td><td>" << htmlEscape(c.group)
+      << "</td><td class='n'>" << formatBytes(c.bytes) << "</td><td class='n'>"
+      << c.count << "</td><td class='n'>" << formatFixed(c.time_us, 1)
+      << "</td><td class='n'>" << formatFixed(c.algbw_gbps, 2)
+      << "</td><td class='n'>" << formatFixed(c.busbw_gbps, 2) << "</td></tr>";
+  }
+  s << "</table>";
+}
+
+void ranksTable(std::ostringstream& s, const ReplayResult& r) {
+  if (r.ranks.size() < 2) return;
+  s << "<h2>Ranks</h2><table><tr><th class='n'>rank</th><th>host</th>"
+    << "<th class='n'>median iter (ms)</th><th class='n'>comm (ms)</th>"
+    << "<th class='n'>exposed comm (ms)</th><th class='n'>CPU (%)</th>"
+    << "<th class='n'>peak RSS</th></tr>";
+  for (const RankResult& k : r.ranks) {
+    s << "<tr><td class='n'>" << k.rank << "</td><td>" << htmlEscape(k.host)
+      << "</td><td class='n'>" << formatFixed(k.iter_ms.median, 3)
+      << "</td><td class='n'>" << formatFixed(k.comm_ms, 3)
+      << "</td><td class='n'>" << formatFixed(k.exposed_comm_ms, 3)
+      << "</td><td class='n'>" << formatFixed(k.system.cpu_util_pct, 1)
+      << "</td><td class='n'>" << formatBytes(k.system.peak_rss_bytes)
+      << "</td></tr>";
+  }
+  s << "</table>";
+}
+
+void systemCards(std::ostringstream& s, const SystemMetrics& m) {
+  s << "<h2>System</h2><div class='cards'>";
+  if (m.cpu_util_pct >= 0) card(s, "CPU utilisation", formatFixed(m.cpu_util_pct, 1) + " %");
+  card(s, "peak RSS", formatBytes(m.peak_rss_bytes));
+  if (m.peak_tensor_bytes > 0) card(s, "peak tensors", formatBytes(m.peak_tensor_bytes));
+  if (m.gpu_util_pct) card(s, "GPU utilisation", formatFixed(*m.gpu_util_pct, 1) + " %");
+  if (m.gpu_mem_bytes) card(s, "GPU memory", formatBytes(*m.gpu_mem_bytes));
+  if (m.gpu_power_w) card(s, "GPU power", formatFixed(*m.gpu_power_w, 1) + " W");
+  s << "</div>";
+}
+}  // namespace
+
+std::string reportHtml(const ReplayResult& r) {
+  std::ostringstream s;
+  s << "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+    << "<title>et_replay: " << htmlEscape(r.trace_path) << "</title><style>"
+    << kCss << "</style></head><body>";
+  header(s, r);
+  headline(s, r);
+  charts(s, r);
+  skippedTable(s, r.coverage);
+  collectivesTable(s, r);
+  ranksTable(s, r);
+  systemCards(s, r.system);
+  s << "</body></html>\n";
+  return s.str();
+}
+
+void writeReportHtml(const ReplayResult& result, const std::string& path) {
+  writeFileMaybeGzip(path, reportHtml(result));
+}
+
+}  // namespace etb::replay

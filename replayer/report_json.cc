@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/report_json.h"
+
+#include "core/base/error.h"
+#include "core/file_io.h"
+
+namespace etb::replay {
+namespace {
+using nlohmann::json;
+
+// Bumped when a field changes meaning or goes away (additions keep it).
+constexpr int kSchemaVersion = 1;
+
+json distributionJson(const Distribution& d) {
+  return {{"samples", d.samples}, {"min", d.min},       {"max", d.max},
+          {"mean", d.mean},       {"median", d.median}, {"p90", d.p90},
+          {"stddev", d.stddev}};
+}
+
+Distribution distributionFrom(const json& j) {
+  Distribution d;
+  d.samples = j.at("samples").get<std::vector<double>>();
+  d.min = j.at("min").get<double>();
+  d.max = j.at("max").get<double>();
+  d.mean = j.at("mean").get<double>();
+  d.median = j.at("median").get<double>();
+  d.p90 = j.at("p90").get<double>();
+  d.stddev = j.at("stddev").get<double>();
+  return d;
+}
+
+json systemJson(const SystemMetrics& s) {
+  json j = {{"peak_rss_bytes", s.peak_rss_bytes},
+            {"peak_tensor_bytes", s.peak_tensor_bytes}};
+  if (s.cpu_util_pct >= 0) j["cpu_util_pct"] = s.cpu_util_pct;
+  if (s.gpu_util_pct) j["gpu_util_pct"] = *s.gpu_util_pct;
+  if (s.gpu_mem_bytes) j["gpu_mem_bytes"] = *s.gpu_mem_bytes;
+  if (s.gpu_power_w) j["gpu_power_w"] = *s.gpu_power_w;
+  return j;
+}
+
+SystemMetrics systemFrom(const json& j) {
+  SystemMetrics s;
+  s.cpu_util_pct = j.value("cpu_util_pct", -1.0);
+  s.peak_rss_bytes = j.at("peak_rss_bytes").get<uint64_t>();
+  s.peak_tensor_bytes = j.at("peak_tensor_bytes").get<uint64_t>();
+  if (j.contains("gpu_util_pct")) s.gpu_util_pct = j["gpu_util_pct"].get<double>();
+  if (j.contains("gpu_mem_bytes")) s.gpu_mem_bytes = j["gpu_mem_bytes"].get<uint64_t>();
+  if (j.contains("gpu_power_w")) s.gpu_power_w = j["gpu_power_w"].get<double>();
+  return s;
+}
+
+json rankJson(const RankResult& r) {
+  return {{"rank", r.rank},
+          {"host", r.host},
+          {"iter_ms", distributionJson(r.iter_ms)},
+          {"comm_ms", r.comm_ms},
+          {"exposed_comm_ms", r.exposed_comm_ms},
+          {"comm_bytes", r.comm_bytes},
+          {"system", systemJson(r.system)}};
+}
+
+json runJson(const ReplayResult& r) {
+  return {{"argv", r.argv},
+          {"trace", r.trace_path},
+          {"schema", r.schema},
+          {"device", r.device},
+          {"threads", r.threads},
+          {"warmup", r.warmup},
+          {"iters", r.iters},
+          {"world_size", r.world_size},
+          {"host", r.host},
+          {"comm_backend", r.comm_backend},
+          {"versions",
+           {{"etbench", r.etbench_version}, {"torch", r.torch_version}}}};
+}
+
+json coverageJson(const Coverage& c) {
+  json skipped = json::array();
+  for (const SkippedOp& op : c.skipped_ops) {
+    skipped.push_back(
+        {{"node_id", op.node_id}, {"name", op.name}, {"reason", op.reason}});
+  }
+  return {{"operators", c.operators},
+          {"replayed", c.replayed},
+          {"skipped", c.skipped},
+          {"skipped_by_reason", c.skipped_by_reason},
+          {"skipped_ops", std::move(skipped)},
+          {"comms", c.comms},
+          {"comms_replayed", c.comms_replayed}};
+}
+
+json opsJson(const std::vector<OpStat>& ops) {
+  json out = json::array();
+  for (const OpStat& op : ops) {
+    json j = {{"node_id", op.node_id},   {"name", op.name},
+              {"overload", op.overload}, {"replayed", op.replayed},
+              {"is_comm", op.is_comm},   {"replay_us", op.replay_us},
+              {"start_us", op.start_us}};
+    if (op.original_us >= 0) j["original_us"] = op.original_us;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+json kindsJson(const std::vector<KindStat>& kinds) {
+  json out = json::array();
+  for (const KindStat& k : kinds) {
+    json j = {{"name", k.name}, {"count", k.count}, {"replay_us", k.replay_us}};
+    if (k.original_us >= 0) j["original_us"] = k.original_us;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+json collectivesJson(const std::vector<CollectiveStat>& colls) {
+  json out = json::array();
+  for (const CollectiveStat& c : colls) {
+    out.push_back({{"type", c.type},
+                   {"group", c.group},
+                   {"bytes", c.bytes},
+                   {"count", c.count},
+                   {"time_us", c.time_us},
+                   {"algbw_gbps", c.algbw_gbps},
+                   {"busbw_gbps", c.busbw_gbps}});
+  }
+  return out;
+}
+}  // namespace
+
+json reportToJson(const ReplayResult& r) {
+  json j;
+  j["schema_version"] = kSchemaVersion;
+  j["run"] = runJson(r);
+  j["coverage"] = coverageJson(r.coverage);
+  j["replay"] = {{"iter_ms", distributionJson(r.replay_iter_ms)}};
+  if (r.original_iter_ms) {
+    json orig = {{"source", r.original_source},
+                 {"iter_ms", distributionJson(*r.original_iter_ms)}};
+    // Replay over original medians: >1 means the replay is slower.
+    if (r.original_iter_ms->median > 0) {
+      orig["ratio"] = r.replay_iter_ms.median / r.original_iter_ms->median;
+    }
+    j["original"] = std::move(orig);
+  }
+  j["ops"] = opsJson(r.ops);
+  j["kinds"] = kindsJson(r.kinds);
+  j["collectives"] = collectivesJson(r.collectives);
+  j["ranks"] = json::array();
+  for (const RankResult& rank : r.ranks) j["ranks"].push_back(rankJson(rank));
+  j["system"] = systemJson(r.system);
+  return j;
+}
+
+void writeReportJson(const ReplayResult& result, const std::string& path) {
+  writeFileMaybeGzip(path, reportToJson(result).dump(2) + "\n");
+}
+
+std::string rankResultToJson(const RankResult& rank) {
+  return rankJson(rank).dump();
+}
+
+RankResult rankResultFromJson(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    RankResult r;
+    r.rank = j.at("rank").get<int>();
+    r.host = j.at("host").get<std::string>();
+    r.iter_ms = distributionFrom(j.at("iter_ms"));
+    r.comm_ms = j.at("comm_ms").get<double>();
+    r.exposed_comm_ms = j.at("exposed_comm_ms").get<double>();
+    r.comm_bytes = j.at("comm_bytes").get<uint64_t>();
+    r.system = systemFrom(j.at("system"));
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    ETB_RUNTIME_ERROR("malformed per-rank result (", e.what(), ")");
+  }
+}
+
+}  // namespace etb::replay

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/report_text.h"
+
+#include <iomanip>
+#include <string>
+
+#include "replayer/report_util.h"
+
+namespace etb::replay {
+namespace {
+using detail::formatBytes;
+using detail::formatFixed;
+
+// Long op names would push the columns apart; keep the tail, which carries
+// the distinguishing part ("...backward").
+std::string clip(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  return "..." + s.substr(s.size() - (width - 3));
+}
+
+void printHeader(const ReplayResult& r, std::ostream& os) {
+  const Coverage& c = r.coverage;
+  os << "# et_replay " << r.etbench_version << "  trace: " << r.trace_path;
+  if (!r.schema.empty()) os << "  (schema " << r.schema << ")";
+  os << "\n# device: " << r.device << "  threads: " << r.threads
+     << "  warmup: " << r.warmup << "  iters: " << r.iters
+     << "  ranks: " << r.world_size << "  comm: " << r.comm_backend;
+  if (!r.host.empty()) os << "  host: " << r.host;
+  os << "\n# coverage: " << c.replayed << "/" << c.operators
+     << " operators replayed (" << formatFixed(detail::coveragePct(c), 1)
+     << "%), " << c.skipped << " skipped; collectives " << c.comms_replayed
+     << "/" << c.comms << "\n#\n";
+}
+
+void printIterationRow(const char* label, const Distribution& d,
+                       std::ostream& os) {
+  os << std::left << std::setw(12) << label << std::right << std::setw(12)
+     << formatFixed(d.median, 3) << std::setw(12) << formatFixed(d.min, 3)
+     << std::setw(12) << formatFixed(d.max, 3) << std::setw(12)
+     << formatFixed(d.stddev, 3) << std::setw(8) << d.samples.size() << "\n";
+}
+
+void printIterations(const ReplayResult& r, std::ostream& os) {
+  os << "# iteration" << std::setw(13) << "median(ms)" << std::setw(12)
+     << "min(ms)" << std::setw(12) << "max(ms)" << std::setw(12)
+     << "stddev(ms)" << std::setw(8) << "n" << "\n";
+  printIterationRow("replay", r.replay_iter_ms, os);
+  if (!r.original_iter_ms) {
+    os << "# original: unknown (give --kineto or a trace with timings)\n#\n";
+    return;
+  }
+  printIterationRow("original", *r.original_iter_ms, os);
+  if (r.original_iter_ms->median > 0) {
+    os << "# replay/original median: "
+       << formatFixed(r.replay_iter_ms.median / r.original_iter_ms->median, 3)
+       << "x  (original from " << r.original_source << ")\n";
+  }
+  os << "#\n";
+}
+
+void printKindRow(const KindStat& k, std::ostream& os) {
+  os << std::left << std::setw(40) << clip(k.name, 39) << std::right
+     << std::setw(7) << k.count << std::setw(13) << formatFixed(k.replay_us, 1);
+  if (k.original_us >= 0) {
+    const double diff = k.replay_us - k.original_us;
+    os << std::setw(14) << formatFixed(k.original_us, 1) << std::setw(12)
+       << (diff >= 0 ? "+" : "") + formatFixed(diff, 1);
+    if (k.original_us > 0) {
+      os << std::setw(8) << formatFixed(k.replay_us / k.original_us, 2);
+    }
+  } else {
+    os << std::setw(14) << "-" << std::setw(12) << "-";
+  }
+  os << "\n";
+}
+
+void printKinds(const ReplayResult& r, size_t top, std::ostream& os) {
+  if (r.kinds.empty()) return;
+  const std::vector<KindStat> sorted = detail::kindsByDifference(r.kinds);
+  os << "# " << std::left << std::setw(38) << "op kind (per iteration)"
+     << std::right << std::setw(7) << "count" << std::setw(13) << "replay(us)"
+     << std::setw(14) << "original(us)" << std::setw(12) << "diff(us)"
+     << std::setw(8) << "ratio" << "\n";
+  KindStat rest{"(" + std::to_string(sorted.size() > top ? sorted.size() - top
+                                                         : 0) +
+                    " more kinds)",
+                0, 0, 0};
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i < top) {
+      printKindRow(sorted[i], os);
+      continue;
+    }
+    rest.count += sorted[i].count;
+    rest.replay_us += sorted[i].replay_us;
+    // The sum of the rest's originals is meaningful only if all are known.
+    if (rest.original_us >= 0 && sorted[i].original_us >= 0) {
+      rest.original_us += sorted[i].original_us;
+    } else {
+      rest.original_us = -1;
+    }
+  }
+  if (sorted.size() > top) printKindRow(rest, os);
+  os << "#\n";
+}
+
+void printSkipped(const ReplayResult& r, std::ostream& os) {
+  if (r.coverage.skipped_by_reason.empty()) return;
+  os << "# skipped ops by reason\n#  count  reason\n";
+  for (const auto& [reason, n] : detail::reasonsByCount(r.coverage)) {
+    os << std::setw(8) << n << "  " << reason << "\n";
+  }
+  os << "#\n";
+}
+
+void printCollectives(const ReplayResult& r, std::ostream& os) {
+  if (r.collectives.empty()) return;
+  os << "# collectives (per call; algbw/busbw as in nccl-tests)\n# "
+     << std::left << std::setw(18) << "type" << std::setw(14) << "group"
+     << std::right << std::setw(14) << "size(B)" << std::setw(7) << "count"
+     << std::setw(12) << "time(us)" << std::setw(13) << "algbw(GB/s)"
+     << std::setw(13) << "busbw(GB/s)" << "\n";
+  for (const CollectiveStat& c : r.collectives) {
+    os << "  " << std::left << std::setw(18) << clip(c.type, 17)
+       << std::setw(14) << clip(c.group, 13) << std::right << std::setw(14)
+       << c.bytes << std::setw(7) << c.count << std::setw(12)
+       << formatFixed(c.time_us, 1) << std::setw(13)
+       << formatFixed(c.algbw_gbps, 2) << std::setw(13)
+       << formatFixed(c.busbw_gbps, 2) << "\n";
+  }
+  os << "#\n";
+}
+
+void printRankRow(const char* label, const std::vector<RankResult>& ranks,
+                  double (*figure)(const RankResult&), std::ostream& os) {
+  const detail::RankSpread s = detail::spreadOverRanks(ranks, figure);
+  os << std::left << std::setw(24) << label << std::right << std::setw(12)
+     << formatFixed(s.min, 3) << std::setw(12) << formatFixed(s.median, 3)
+     << std::setw(12) << formatFixed(s.max, 3) << std::setw(10)
+     << s.min_rank << std::setw(10) << s.max_rank << "\n";
+}
+
+void printRanks(const ReplayResult& r, std::ostream& os) {
+  if (r.ranks.size() < 2) return;
+  os << "# over " << r.ranks.size() << " ranks" << std::setw(16) << "min"
+     << std::setw(12) << "median" << std::setw(12) << "max" << std::setw(10)
+     << "min rank" << std::setw(10) << "max rank" << "\n";
+  const auto& ranks = r.ranks;
+  printRankRow("iteration median(ms)", ranks,
+               [](const RankResult& x) { return x.iter_ms.median; }, os);
+  printRankRow("comm(ms)", ranks,
+               [](const RankResult& x) { return x.comm_ms; }, os);
+  printRankRow("exposed comm(ms)", ranks,
+               [](const RankResult& x) { return x.exposed_comm_ms; }, os);
+  printRankRow("comm(MB)", ranks,
+               [](const RankResult& x) { return x.comm_bytes / 1e6; }, os);
+  printRankRow("cpu util(%)", ranks,
+               [](const RankResult& x) { return x.system.cpu_util_pct; }, os);
+  printRankRow("peak rss(MiB)", ranks, [](const RankResult& x) {
+    return x.system.peak_rss_bytes / 1048576.0;
+  }, os);
+  os << "#\n";
+}
+
+void printSystem(const SystemMetrics& s, std::ostream& os) {
+  os << "# system:";
+  if (s.cpu_util_pct >= 0) os << " cpu " << formatFixed(s.cpu_util_pct, 1) << "%";
+  os << "  peak rss " << formatBytes(s.peak_rss_bytes);
+  if (s.peak_tensor_bytes > 0) {
+    os << "  peak tensors " << formatBytes(s.peak_tensor_bytes);
+  }
+  if (s.gpu_util_pct) os << "  gpu util " << formatFixed(*s.gpu_util_pct, 1) << "%";
+  if (s.gpu_mem_bytes) os << "  gpu mem " << formatBytes(*s.gpu_mem_bytes);
+  if (s.gpu_power_w) os << "  gpu power " << formatFixed(*s.gpu_power_w, 1) << " W";
+  os << "\n";
+}
+}  // namespace
+
+void printReport(const ReplayResult& result, std::ostream& os,
+                 size_t top_kinds) {
+  printHeader(result, os);
+  printIterations(result, os);
+  printKinds(result, top_kinds, os);
+  printSkipped(result, os);
+  printCollectives(result, os);
+  printRanks(result, os);
+  printSystem(result.system, os);
+}
+
+}  // namespace etb::replay

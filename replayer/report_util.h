@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+//
+// Small helpers shared by the text and HTML reporters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "replayer/replay_result.h"
+
+namespace etb::replay::detail {
+
+// "1.50 GiB", "512 B": binary units, three significant figures.
+std::string formatBytes(uint64_t bytes);
+// Fixed-point with `digits` decimals.
+std::string formatFixed(double value, int digits);
+
+// The kinds ordered for display: biggest |replay - original| first where
+// the original is known, then the rest by replay time; ties by name so the
+// order is deterministic.
+std::vector<KindStat> kindsByDifference(const std::vector<KindStat>& kinds);
+
+// Skipped reasons, most frequent first.
+std::vector<std::pair<std::string, uint64_t>> reasonsByCount(
+    const Coverage& coverage);
+
+// Percentage of selected operators that were replayed (100 when none).
+double coveragePct(const Coverage& coverage);
+
+// Distribution over ranks of one per-rank figure.
+struct RankSpread {
+  double min = 0, median = 0, max = 0;
+  int min_rank = 0, max_rank = 0;
+};
+RankSpread spreadOverRanks(const std::vector<RankResult>& ranks,
+                           double (*figure)(const RankResult&));
+
+}  // namespace etb::replay::detail
