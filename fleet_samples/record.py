@@ -141,8 +141,8 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     torch.set_num_threads(args.threads)
     if args.model == "ddp2":
-        import ddp_record
-        ddp_record.run(args, recordWindow, timeIterations, baseMeta, timingMeta)
+        import ddp_record  # imports this module by name; keep record.py importable
+        ddp_record.run(args)
     else:
         recordSingle(args)
 
