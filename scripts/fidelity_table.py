@@ -32,7 +32,9 @@ def loadRow(workdir, name):
     replay = dig(report, "replay.iter_ms.median")
     if not isinstance(replay, (int, float)) or replay <= 0:
         return meta, None, None, "report has no positive replay.iter_ms.median"
-    return meta, float(replay), dig(report, "original.iter_ms.median"), None
+    ops, done = dig(report, "coverage.operators"), dig(report, "coverage.replayed")
+    coverage = "replayed %s/%s ops" % (done, ops) if ops is not None else ""
+    return meta, float(replay), coverage, None
 
 
 def main(argv):
@@ -42,7 +44,7 @@ def main(argv):
     workdir, names = argv[1], argv[2:]
     rows, errors, ratios, failed, missing = [], [], [], [], []
     for name in names:
-        meta, replay, trace_original, problem = loadRow(workdir, name)
+        meta, replay, coverage, problem = loadRow(workdir, name)
         original = meta["original"]["iter_ms_median"]
         bound = bool(meta.get("compute_bound"))
         if problem:
@@ -52,7 +54,7 @@ def main(argv):
         err = (replay - original) / original * 100.0
         errors.append(max(abs(err), 0.01))  # geometric mean needs positive values
         ratios.append(replay / original)
-        note = "original in trace report: %.1f ms" % trace_original if trace_original else ""
+        note = coverage
         if bound and abs(err) > LIMIT_PCT:
             failed.append(name)
             note = ("FAIL (> %.0f%%) " % LIMIT_PCT + note).strip()
