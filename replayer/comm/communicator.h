@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/trace.h"
+#include "replayer/replay_result.h"
 
 namespace etb::replay {
 
@@ -69,6 +70,14 @@ class Communicator {
   // Ends the whole job now (every rank), after printing `message` with this
   // rank. Used when a rank fails so that no other rank hangs.
   [[noreturn]] virtual void abortJob(const std::string& message, int code) = 0;
+
+  // Per collective type, group and message size: calls per iteration (the
+  // iterations being the resetStats() calls since clearCollectiveStats()),
+  // median time per call and nccl-tests algbw/busbw. Backends without
+  // timing return an empty vector.
+  virtual std::vector<CollectiveStat> collectiveStats() const { return {}; }
+  // Forgets the samples behind collectiveStats() (call after warmup).
+  virtual void clearCollectiveStats() {}
 };
 
 struct CommOptions {
