@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "replayer/report_text.h"
+#include "tests/replayer/report_fixture.h"
+
+namespace etb::replay {
+namespace {
+
+std::string render(const ReplayResult& r, size_t top = 20) {
+  std::ostringstream os;
+  printReport(r, os, top);
+  return os.str();
+}
+
+TEST(ReportText, ShowsHeaderIterationsAndRatio) {
+  const std::string out = render(testing::sampleResult());
+  EXPECT_NE(out.find("trace: bench.json"), std::string::npos) << out;
+  EXPECT_NE(out.find("3/4 operators replayed (75.0%)"), std::string::npos) << out;
+  EXPECT_NE(out.find("replay"), std::string::npos);
+  EXPECT_NE(out.find("original"), std::string::npos);
+  // medians 10.9 and 10.0
+  EXPECT_NE(out.find("1.090x"), std::string::npos) << out;
+}
+
+TEST(ReportText, KindsBiggestDifferenceFirstAndRestSummed) {
+  const std::string out = render(testing::sampleResult(), 2);
+  // |diff|: mm 500, all_reduce 200, add_ 50; relu unknown goes last.
+  const size_t mm = out.find("aten::mm"), ar = out.find("nccl:all_reduce");
+  ASSERT_NE(mm, std::string::npos);
+  ASSERT_NE(ar, std::string::npos);
+  EXPECT_LT(mm, ar);
+  EXPECT_NE(out.find("(2 more kinds)"), std::string::npos) << out;
+  EXPECT_NE(out.find("+500.0"), std::string::npos) << out;
+}
+
+TEST(ReportText, SkippedCollectivesRanksAndSystem) {
+  const std::string out = render(testing::sampleResult());
+  EXPECT_NE(out.find("no kernel for CPU"), std::string::npos);
+  EXPECT_NE(out.find("busbw(GB/s)"), std::string::npos);
+  EXPECT_NE(out.find("0.84"), std::string::npos);
+  EXPECT_NE(out.find("over 2 ranks"), std::string::npos) << out;
+  EXPECT_NE(out.find("exposed comm(ms)"), std::string::npos);
+  EXPECT_NE(out.find("peak rss 300 MiB"), std::string::npos) << out;
+  EXPECT_EQ(out.find("gpu"), std::string::npos) << "no GPU figures given";
+}
+
+TEST(ReportText, UnknownOriginalSaysSo) {
+  ReplayResult r = testing::sampleResult();
+  r.original_iter_ms.reset();
+  r.ranks.resize(1);
+  const std::string out = render(r);
+  EXPECT_NE(out.find("original: unknown"), std::string::npos) << out;
+  EXPECT_EQ(out.find("over 1 ranks"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace etb::replay
