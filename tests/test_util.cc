@@ -32,7 +32,12 @@ std::string sharedTracesDir() {
 
 std::string makeTempDir(const std::string& tag) {
   static std::once_flag once;
-  std::call_once(once, [] { std::atexit(removeTempDirs); });
+  // Construct the list before registering the handler: exit runs handlers
+  // and static destructors in reverse order, so the list outlives the handler.
+  std::call_once(once, [] {
+    tempDirs();
+    std::atexit(removeTempDirs);
+  });
   std::string templ = (fs::temp_directory_path() / ("etb_" + tag + "_XXXXXX")).string();
   char* made = mkdtemp(templ.data());
   if (made == nullptr) return "";
