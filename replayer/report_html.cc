@@ -87,7 +87,9 @@ void charts(std::ostringstream& s, const ReplayResult& r) {
   if (r.original_iter_ms) {
     series.push_back({"original", &*r.original_iter_ms, "#7a828c"});
   }
-  s << detail::iterationStripChart(series);
+  s << "<div class='meta'>dots: measured iterations; box: 10th to 90th "
+       "percentile; thick line: median; thin line: min to max</div>"
+    << detail::iterationStripChart(series);
   if (r.kinds.empty()) return;
   std::vector<KindStat> kinds = detail::kindsByDifference(r.kinds);
   if (kinds.size() > kChartKinds) kinds.resize(kChartKinds);

@@ -33,20 +33,21 @@ double percentile(const Distribution& d, double q) {
 
 std::string fmt(double v) {
   const double a = std::abs(v);
+  if (a == 0) return "0";
   return formatFixed(v, a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
 }
 
-// Vertical grid lines with labels at 0, 1/4, ... of `top`, for an axis that
-// starts at x0 and is `width` wide.
+// Vertical grid lines with labels at `divisions` equal steps from lo to hi,
+// for an axis that starts at x0 and is `width` wide.
 void axis(std::ostringstream& s, double lo, double hi, int x0, int width,
-          int y_top, int y_bottom, const char* unit) {
-  for (int i = 0; i <= 4; ++i) {
-    const double x = x0 + width * i / 4.0;
+          int y_top, int y_bottom, const char* unit, int divisions = 4) {
+  for (int i = 0; i <= divisions; ++i) {
+    const double x = x0 + width * i / static_cast<double>(divisions);
     s << "<line x1='" << x << "' x2='" << x << "' y1='" << y_top << "' y2='"
       << y_bottom << "' stroke='#e3e6ea'/>";
     s << "<text x='" << x << "' y='" << y_bottom + 14
       << "' text-anchor='middle' class='tick'>"
-      << fmt(lo + (hi - lo) * i / 4.0) << "</text>";
+      << fmt(lo + (hi - lo) * i / divisions) << "</text>";
   }
   s << "<text x='" << x0 + width << "' y='" << y_bottom + 30
     << "' text-anchor='end' class='tick'>" << unit << "</text>";
@@ -113,15 +114,20 @@ std::string iterationStripChart(const std::vector<Series>& series) {
     hi = std::max(hi, se.dist->max);
   }
   // Start at zero unless the samples sit far from it, so a small spread is
-  // still visible while equal-looking medians are not exaggerated.
-  lo = lo > 0.5 * hi ? lo * 0.9 : 0;
-  hi = hi > lo ? hi + (hi - lo) * 0.05 : lo + 1;
+  // still visible while equal-looking medians are not exaggerated; then snap
+  // to four round ticks.
+  lo = lo > 0.5 * hi ? lo * 0.95 : 0;
+  if (hi <= lo) hi = lo + 1;
+  const double step = niceCeil((hi - lo) / 4);
+  lo = std::floor(lo / step) * step;
+  hi = std::ceil(hi / step) * step;
+  const int divisions = static_cast<int>(std::lround((hi - lo) / step));
   auto xOf = [&](double v) { return kLabelW + kW * (v - lo) / (hi - lo); };
   const int plot_h = kTop + kRowH * static_cast<int>(series.size());
   std::ostringstream s;
   s << "<svg role='img' width='"
     << kLabelW + kW + 30 << "' height='" << plot_h + 40 << "'>";
-  axis(s, lo, hi, kLabelW, kW, kTop, plot_h, "ms per iteration");
+  axis(s, lo, hi, kLabelW, kW, kTop, plot_h, "ms per iteration", divisions);
   for (size_t i = 0; i < series.size(); ++i) {
     const Distribution& d = *series[i].dist;
     const std::string& c = series[i].color;

@@ -141,8 +141,9 @@ void printRankRow(const char* label, const std::vector<RankResult>& ranks,
 
 void printRanks(const ReplayResult& r, std::ostream& os) {
   if (r.ranks.size() < 2) return;
-  os << "# over " << r.ranks.size() << " ranks" << std::setw(16) << "min"
-     << std::setw(12) << "median" << std::setw(12) << "max" << std::setw(10)
+  const std::string title = "# over " + std::to_string(r.ranks.size()) + " ranks";
+  os << std::left << std::setw(24) << title << std::right << std::setw(12)
+     << "min" << std::setw(12) << "median" << std::setw(12) << "max" << std::setw(10)
      << "min rank" << std::setw(10) << "max rank" << "\n";
   const auto& ranks = r.ranks;
   printRankRow("iteration median(ms)", ranks,
