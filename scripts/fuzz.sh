@@ -45,7 +45,7 @@ for t in $TARGETS; do
   # First corpus dir receives new inputs; the seeds stay untouched.
   if ! "$BUILD_DIR/tests/fuzz/etb_fuzz_$t" "$work/corpus/$t" "$work/seeds/$t" \
       "${dict[@]}" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=131072 -print_final_stats=1 -artifact_prefix="$findings/$t-" \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/$t-" \
       >"$work/$t.log" 2>&1; then
     status=1
     echo "fuzz: $t found something:" >&2

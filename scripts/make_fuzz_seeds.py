@@ -22,7 +22,7 @@ def read(path):
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-def json_slices(name, data, out, sizes=(12, 40, 120)):
+def json_slices(name, data, out, sizes=(12, 40)):
     """Whole file when small, plus valid traces of its first N nodes."""
     if len(data) <= 64 * 1024:
         write(out, name + ".json", data)
