@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "replayer/system_metrics.h"
+#include "tests/test_util.h"
 
 namespace etb::replay {
 namespace {
@@ -77,6 +79,51 @@ TEST(SystemSampler, DefaultNvmlEitherWorksOrIsAbsent) {
   EXPECT_GT(*m.gpu_mem_bytes, 0u);
   ASSERT_TRUE(m.gpu_power_w.has_value());
   EXPECT_GT(*m.gpu_power_w, 1);
+}
+
+// Builds tests/replayer/fake_nvml.c into a shared library with the system C
+// compiler; "" when that is not possible.
+std::string buildFakeNvml() {
+  static const std::string path = [] {
+    const std::string lib = test::makeTempDir("fake_nvml") + "/libfake-nvml.so";
+    std::string out;
+    const std::string cmd = "cc -shared -fPIC -o '" + lib + "' '" +
+                            std::string(ETB_SOURCE_DIR) +
+                            "/tests/replayer/fake_nvml.c'";
+    return test::runCommand(cmd, &out) == 0 ? lib : std::string();
+  }();
+  return path;
+}
+
+#define ETB_REQUIRE_FAKE_NVML(var)                                  \
+  const std::string var = buildFakeNvml();                          \
+  if (var.empty()) GTEST_SKIP() << "no C compiler to build fake_nvml.c"
+
+// The GPU path against a stand-in NVML (tests/replayer/fake_nvml.c): the
+// figures are the mean utilisation, peak memory and mean power it reports.
+TEST(SystemSampler, AveragesNvmlSamples) {
+  ETB_REQUIRE_FAKE_NVML(fake);
+  SystemSampler sampler(0, fake);
+  ASSERT_TRUE(sampler.hasGpu());
+  sampler.start();
+  // ~50 ms period: 600 ms gives well over 8 samples, so memory peaks at 8 GiB.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  sampler.stop();
+  const SystemMetrics m = sampler.metrics();
+  ASSERT_TRUE(m.gpu_util_pct.has_value());
+  EXPECT_GE(*m.gpu_util_pct, 40);  // 40/60 alternating: an odd count is
+  EXPECT_LE(*m.gpu_util_pct, 52);  // slightly below 50
+  EXPECT_EQ(m.gpu_mem_bytes, uint64_t{8} << 30);
+  EXPECT_EQ(m.gpu_power_w, 250.0);
+}
+
+TEST(SystemSampler, MissingGpuIndexMeansNoGpuFigures) {
+  ETB_REQUIRE_FAKE_NVML(fake);
+  SystemSampler sampler(3, fake);
+  EXPECT_FALSE(sampler.hasGpu());
+  sampler.start();
+  sampler.stop();
+  EXPECT_FALSE(sampler.metrics().gpu_util_pct.has_value());
 }
 
 TEST(SystemSampler, MetricsWhileRunningAndRestart) {
