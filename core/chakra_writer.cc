@@ -199,6 +199,7 @@ class NodeWriter {
       a.name = s.strings.intern(name);
       a.type = s.strings.intern(kind);
       a.value = v;
+      a.value.type = a.type;  // what a plain read of this kind gives back
       canon.emplace_back(name, a);
     };
     const bool comm_node = type >= pb::COMM_SEND_NODE && type <= pb::COMM_COLL_NODE;

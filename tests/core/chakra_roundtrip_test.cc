@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "core/chakra_reader.h"
+#include "core/chakra_writer.h"
+#include "core/et_json_reader.h"
+#include "core/file_io.h"
+#include "core/trace_compare.h"
+#include "schemas/et_def.pb.h"
+#include "tests/core/chakra_test_util.h"
+#include "tests/test_util.h"
+
+namespace etb::trace {
+namespace {
+
+// A small PyTorch-like trace with every value kind the model holds.
+Trace builtTrace() {
+  Trace t;
+  t.schema = "1.1.1-chakra.0.0.4";
+  t.pid = 42;
+  t.rank = 1;
+  t.process_groups.push_back({"0", "default_pg", "nccl", {0, 1}, 2});
+  auto node = [&](NodeId id, NodeId parent, const char* name, NodeKind kind) {
+    Node n;
+    n.id = id;
+    n.parent = parent;
+    n.name = t.strings.intern(name);
+    n.kind = kind;
+    n.tid = 1;
+    t.nodes.push_back(n);
+    return &t.nodes.back();
+  };
+  node(1, 1, "[pytorch|profiler|execution_trace|process]", NodeKind::kRoot);
+  node(2, 1, "[pytorch|profiler|execution_trace|thread]", NodeKind::kRoot);
+  Node* mm = node(3, 2, "aten::mm", NodeKind::kOperator);
+  mm->rf_id = 77;
+  mm->seq_id = 5;
+  mm->dur_us = 12.625;
+  mm->op_schema = t.strings.intern("aten::mm(Tensor self, Tensor mat2) -> Tensor");
+  TensorRef r;
+  r.tensor_id = 10;
+  r.storage_id = 11;
+  r.numel = 6;
+  r.itemsize = 4;
+  r.dtype = DType::kFloat;
+  r.has_device = true;
+  r.has_strides = true;
+  r.device = t.strings.intern("cuda:0");
+  r.shape = t.lists.intern({2, 3});
+  r.strides = t.lists.intern({3, 1});
+  mm->inputs.push_back(makeTensor(t, r, "Tensor(float)"));
+  Value list;
+  list.kind = ValueKind::kList;
+  list.type = t.strings.intern("GenericList[Int,Double,String]");
+  list.items = {makeInt(t, -3), makeDouble(t, 0.1 + 0.2), makeString(t, "it's \"q\"\n")};
+  mm->inputs.push_back(list);
+  mm->inputs.push_back(makeNone(t));
+  mm->inputs.push_back(makeDouble(t, INFINITY));
+  mm->outputs.push_back(makeBool(t, true));
+  Attr a;
+  a.name = t.strings.intern("kernel_backend");
+  a.type = t.strings.intern("string");
+  a.value = makeString(t, "triton");
+  mm->attrs.push_back(a);
+  Node* ar = node(4, 2, "record_param_comms", NodeKind::kCollective);
+  CommInfo c;
+  c.type = CommType::kAllReduce;
+  c.pg_name = t.strings.intern("0");
+  c.in_elems = 256;
+  c.dtype = DType::kFloat;
+  c.bytes = 1024;
+  ar->comm = 0;
+  t.comms.push_back(c);
+  t.finalize();
+  return t;
+}
+
+TEST(ChakraWriter, BuiltTraceRoundTripsExactly) {
+  const Trace t = builtTrace();
+  const std::string bytes = writeChakraBytes(t);
+  const Trace back = readChakraBytes(bytes, "built.1.et");
+  EXPECT_EQ(diffTraces(t, back), "");
+  EXPECT_EQ(back.schema, t.schema);
+  EXPECT_EQ(back.nodes[2].dur_us, 12.625);
+  // Chakra -> Chakra gives the same bytes.
+  EXPECT_EQ(writeChakraBytes(back), bytes);
+}
+
+TEST(ChakraWriter, WritesWhatSimulatorsNeed) {
+  const std::string bytes = writeChakraBytes(builtTrace());
+  ChakraProtoMsg::GlobalMetadata md;
+  size_t pos = 0;
+  auto next = [&](google::protobuf::Message* m) {
+    uint64_t len = 0;
+    int shift = 0;
+    uint8_t c;
+    do {
+      c = static_cast<uint8_t>(bytes[pos++]);
+      len |= static_cast<uint64_t>(c & 0x7f) << shift;
+      shift += 7;
+    } while (c & 0x80);
+    EXPECT_GT(len, 0u);  // no empty messages
+    EXPECT_TRUE(m->ParseFromArray(bytes.data() + pos, static_cast<int>(len)));
+    pos += len;
+  };
+  next(&md);
+  EXPECT_EQ(md.version(), "0.0.4");
+  bool schema = false;
+  for (const auto& a : md.attr()) schema = schema || (a.name() == "schema" && a.string_val() == "1.1.1-chakra.0.0.4");
+  EXPECT_TRUE(schema);
+  std::set<uint64_t> seen;
+  while (pos < bytes.size()) {
+    ChakraProtoMsg::Node n;
+    next(&n);
+    for (uint64_t d : n.data_deps()) {
+      EXPECT_NE(d, n.id());
+      EXPECT_TRUE(seen.count(d)) << "node " << n.id() << " depends on later/missing " << d;
+    }
+    for (uint64_t d : n.ctrl_deps()) EXPECT_NE(d, n.id());
+    if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) {
+      for (const auto& a : n.attr()) {
+        if (a.name() == "comm_type") EXPECT_EQ(a.value_case(), ChakraProtoMsg::AttributeProto::kInt64Val);
+        if (a.name() == "comm_size") EXPECT_EQ(a.int64_val(), 1024);
+        if (a.name() == "is_cpu_op") EXPECT_FALSE(a.bool_val());
+      }
+    }
+    seen.insert(n.id());
+  }
+  EXPECT_EQ(seen.size(), 4u);
+}
+
+TEST(ChakraWriter, PublicChakraFilesRoundTrip) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  std::vector<std::string> files = test::listFiles(dir, {".et"});
+  for (const std::string& f : test::extractArchive(dir + "/astra-sim/at-bd321122/resnet_dp.tar")) {
+    if (f.find("resnet_dp.0.et") != std::string::npos) files.push_back(f);
+  }
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    const Trace t = readChakra(f);
+    const std::string bytes = writeChakraBytes(t);
+    const Trace back = readChakraBytes(bytes, f);
+    EXPECT_EQ(diffTraces(t, back), "");
+    EXPECT_EQ(back.nodes.size(), t.nodes.size());
+    EXPECT_EQ(writeChakraBytes(back), bytes);
+  }
+}
+
+TEST(ChakraWriter, EveryPublicPyTorchEtRoundTripsThroughChakra) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  std::vector<std::string> files = test::listFiles(dir, {".json.gz", ".json"});
+  for (const char* archive : {"/param/dlrm_pytorch_et.tar.gz", "/chakra/1.0.2-chakra.0.0.4.tgz",
+                              "/param/resnet_1gpu_et.json.tar.gz"}) {
+    for (const std::string& f : test::extractArchive(dir + archive)) files.push_back(f);
+  }
+  size_t checked = 0;
+  for (const std::string& f : files) {
+    if (f.find("kineto") != std::string::npos || f.find("_trace.json") != std::string::npos ||
+        f.find("comm_group") != std::string::npos) {
+      continue;
+    }
+    SCOPED_TRACE(f);
+    if (std::getenv("ETB_TEST_VERBOSE") != nullptr) std::fprintf(stderr, "%s\n", f.c_str());
+    const Trace t = readEtJson(f);
+    const Trace back = readChakraBytes(writeChakraBytes(t), "x.et");
+    EXPECT_EQ(back.nodes.size(), t.nodes.size());
+    EXPECT_EQ(diffTraces(t, back), "");
+    ++checked;
+  }
+  EXPECT_GE(checked, 10u);
+}
+
+}  // namespace
+}  // namespace etb::trace
