@@ -7,6 +7,7 @@
 // wait node, so they overlap with the compute between the two.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -110,9 +111,9 @@ class MpiCommunicator final : public Communicator {
 
   void prepare(const trace::Trace& trace) override {
     freeGroups();
-    groups_ = groupsOf(trace, world_);
-    runPreflight(trace, groups_, world_spec_, rank_,
-                 [this](const std::vector<uint64_t>& w) { return allGatherWords(w); });
+    prepared_ = false;
+    groups_ = runPreflight(trace, world_spec_, rank_,
+                           [this](const std::vector<uint64_t>& w) { return allGatherWords(w); });
     createGroups();
     prepared_ = true;
   }

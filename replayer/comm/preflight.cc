@@ -139,10 +139,12 @@ const GroupSpec& groupOfCall(const trace::Trace& trace, const trace::CommInfo& i
   return world;
 }
 
-void runPreflight(const trace::Trace& trace, const std::vector<GroupSpec>& groups,
-                  const GroupSpec& world, int rank, const AllGatherFn& all_gather) {
+std::vector<GroupSpec> runPreflight(const trace::Trace& trace, const GroupSpec& world, int rank,
+                                    const AllGatherFn& all_gather) {
   std::vector<uint64_t> mine;
+  std::vector<GroupSpec> groups;
   try {
+    groups = groupsOf(trace, static_cast<int>(world.ranks.size()));
     mine = encodeOk(hashGroups(groups), entriesOf(trace, groups, world, rank));
   } catch (const InputError& e) {
     mine = encodeError(e.what());
@@ -165,6 +167,7 @@ void runPreflight(const trace::Trace& trace, const std::vector<GroupSpec>& group
   }
   compareGroup(trace, world, 0, all);
   for (size_t i = 0; i < groups.size(); ++i) compareGroup(trace, groups[i], i + 1, all);
+  return groups;
 }
 
 }  // namespace etb::replay::comm

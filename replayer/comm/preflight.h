@@ -24,8 +24,9 @@ using AllGatherFn =
 // Every rank ends in the same state: all return, or all throw InputError
 // (naming group, index, rank and node) -- a rank whose own trace is bad
 // ships its error to the others instead of leaving them waiting.
-void runPreflight(const trace::Trace& trace, const std::vector<GroupSpec>& groups,
-                  const GroupSpec& world, int rank, const AllGatherFn& all_gather);
+// Returns the trace's groups (groupsOf), which every rank then creates.
+std::vector<GroupSpec> runPreflight(const trace::Trace& trace, const GroupSpec& world, int rank,
+                                    const AllGatherFn& all_gather);
 
 // The group a call runs on: its process group, or `world` when it has none.
 const GroupSpec& groupOfCall(const trace::Trace& trace, const trace::CommInfo& info,
