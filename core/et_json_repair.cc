@@ -179,21 +179,34 @@ class Repairer {
     f.after_last = out_.size();
   }
 
-  // Does the quote at in_[q] end the string? Only when what follows could
-  // continue the JSON document.
+  // Does the quote at in_[q] end the string? Only when what follows is
+  // valid in the enclosing container: a key needs ':'; an array element
+  // needs ',' or ']' (and a following string that is not a key); an object
+  // value needs ',' or '}' (and a following string that is a key).
   bool quoteEnds(size_t q, bool key) const {
-    size_t j = q + 1;
-    while (j < in_.size() && isSpace(in_[j])) ++j;
-    if (j >= in_.size()) return true;
+    size_t j = skipSpace(q + 1);
+    if (j >= in_.size() || stack_.empty()) return true;
     const char d = in_[j];
-    if (d == '}' || d == ']' || d == '"') return true;
-    if (d == ':') return key;
-    if (d == ',') {
-      size_t k = j + 1;
-      while (k < in_.size() && isSpace(in_[k])) ++k;
-      return k >= in_.size() || startsValue(in_[k]) || in_[k] == ']' || in_[k] == '}';
-    }
-    return false;
+    if (key) return d == ':';
+    const bool in_array = stack_.back().open == '[';
+    if (d == ']') return in_array;
+    if (d == '}') return !in_array;
+    if (d == '"') return true;  // a missing comma
+    if (d != ',') return false;
+    const size_t k = skipSpace(j + 1);
+    if (k >= in_.size()) return true;
+    if (in_[k] == ']' || in_[k] == '}') return true;  // stray comma
+    if (in_[k] != '"') return startsValue(in_[k]);
+    size_t m = k + 1;  // the next string's end, then what follows it
+    while (m < in_.size() && in_[m] != '"' && in_[m] != '\n') m += in_[m] == '\\' ? 2 : 1;
+    const size_t e = skipSpace(m + 1);
+    const bool next_is_key = e < in_.size() && in_[e] == ':';
+    return in_array ? !next_is_key : next_is_key;
+  }
+
+  size_t skipSpace(size_t j) const {
+    while (j < in_.size() && isSpace(in_[j])) ++j;
+    return j;
   }
 
   void string(bool key) {

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+//
+// The ET JSON reader on broken input: what it repairs (and records), what it
+// rejects (InputError naming the file and node), never a crash or a hang.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "core/base/error.h"
+#include "core/et_json_reader.h"
+#include "tests/test_util.h"
+
+namespace etb::trace {
+namespace {
+
+// A 1.0.1 flat node; `extra` is spliced in verbatim (may be invalid JSON).
+std::string flat(uint64_t id, const std::string& name, uint64_t parent,
+                 const std::string& op_schema = "", uint64_t tid = 1,
+                 const std::string& inputs = "[]", const std::string& types = "[]",
+                 const std::string& shapes = "[]") {
+  return "{\"name\": \"" + name + "\", \"id\": " + std::to_string(id) +
+         ", \"rf_id\": 0, \"parent\": " + std::to_string(parent) +
+         ", \"fw_parent\": 0, \"seq_id\": -1, \"scope\": 0, \"tid\": " + std::to_string(tid) +
+         ", \"fw_tid\": 0, \"op_schema\": \"" + op_schema + "\", \"inputs\": " + inputs +
+         ", \"input_shapes\": " + shapes + ", \"input_types\": " + types +
+         ", \"outputs\": [], \"output_shapes\": [], \"output_types\": []}";
+}
+
+std::string roots() {
+  return flat(2, "[pytorch|profiler|execution_trace|thread]", 1) + ",\n" +
+         flat(1, "[pytorch|profiler|execution_trace|process]", 1);
+}
+
+std::string doc(const std::string& nodes, const std::string& schema = "1.0.1") {
+  return "{\"schema\": \"" + schema + "\", \"pid\": 7, \"time\": \"2024-01-01 00:00:00\", "
+         "\"start_ts\": 1, \"nodes\": [\n" + nodes + "\n], \"finish_ts\": 2}";
+}
+
+std::string writeTemp(const std::string& text) {
+  static const std::string dir = test::makeTempDir("etjson_bad");
+  static int n = 0;
+  const std::string path = dir + "/t" + std::to_string(n++) + ".json";
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Reads `text` from a file and returns the InputError it must raise.
+InputError errorOf(const std::string& text, bool strict = false) {
+  const std::string path = writeTemp(text);
+  ReadOptions o;
+  o.strict = strict;
+  try {
+    readEtJson(path, o);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.loc().file, path);
+    return e;
+  }
+  ADD_FAILURE() << "no InputError for:\n" << text.substr(0, 300);
+  return InputError(SourceLoc{}, "none");
+}
+
+TEST(EtJsonBadInput, GoodSyntheticTraceLoadsWithoutRepairs) {
+  const Trace t = readEtJsonText(doc(flat(3, "aten::relu", 2, "aten::relu(Tensor self) -> Tensor") +
+                                     ",\n" + roots()), "good");
+  EXPECT_EQ(t.nodes.size(), 3u);
+  EXPECT_TRUE(t.repairs.empty());
+  EXPECT_EQ(t.nodes[2].kind, NodeKind::kOperator);
+  EXPECT_EQ(t.nodes[0].kind, NodeKind::kRoot);
+}
+
+TEST(EtJsonBadInput, TruncatedTailIsCutBackAndRecorded) {
+  const std::string full = doc(flat(3, "a", 2) + ",\n" + flat(4, "b", 2) + ",\n" + roots());
+  const std::string cut = full.substr(0, full.find("\"id\": 4") + 12);  // mid node 4
+  const Trace t = readEtJsonText(cut, "cut");
+  ASSERT_EQ(t.nodes.size(), 1u);  // node 3 survives, node 4 was incomplete
+  EXPECT_EQ(t.nodes[0].id, 3u);
+  ASSERT_FALSE(t.repairs.empty());
+  EXPECT_NE(t.repairs[0].what.find("truncated"), std::string::npos);
+  // Node 3's parent (thread root 2) was never written: recorded too.
+  EXPECT_EQ(t.nodes[0].parent, 0u);
+  EXPECT_EQ(t.repairs.back().node_id, 3u);
+  const InputError e = errorOf(cut, /*strict=*/true);
+  EXPECT_GT(e.loc().line, 0u);
+}
+
+TEST(EtJsonBadInput, MalformedBeyondRepairNamesFileAndLine) {
+  EXPECT_EQ(errorOf("").loc().node_id, SourceLoc::kNoNode);
+  EXPECT_EQ(errorOf("this is not json").loc().node_id, SourceLoc::kNoNode);
+  EXPECT_GT(errorOf("{\"schema\": \"1.0.1\",\n\"pid\": 12abc, \"nodes\": []}").loc().line, 0u);
+  EXPECT_EQ(errorOf("\n\n@@@ {").loc().node_id, SourceLoc::kNoNode);  // repairs to {}: no schema
+  errorOf("[1, 2, 3]");  // valid JSON, not an ET
+  errorOf("\x1f\x8b garbage that claims to be gzip");
+}
+
+TEST(EtJsonBadInput, WrongTypesAreErrorsNamingTheNode) {
+  const InputError bad_id = errorOf(doc("{\"name\": \"x\", \"id\": \"abc\", \"parent\": 1}"));
+  EXPECT_EQ(bad_id.loc().node_id, SourceLoc::kNoNode);
+  EXPECT_EQ(bad_id.loc().node_name, "x");
+  errorOf("{\"schema\": \"1.0.1\", \"nodes\": {}}");
+  errorOf("{\"schema\": 101, \"nodes\": []}");
+  errorOf(doc("17"));
+  const std::string bad_attr = doc(
+      "{\"id\": 9, \"name\": \"n\", \"ctrl_deps\": 1, \"inputs\": {\"values\": [], \"shapes\": [], "
+      "\"types\": []}, \"outputs\": {\"values\": [], \"shapes\": [], \"types\": []}, \"attrs\": "
+      "[{\"name\": \"rf_id\", \"type\": \"uint64\", \"value\": \"x\"}]}",
+      "1.0.2-chakra.0.0.4");
+  const InputError e = errorOf(bad_attr);
+  EXPECT_EQ(e.loc().node_id, 9u);
+  EXPECT_GT(e.loc().line, 0u);
+  const InputError tensor = errorOf(doc(
+      flat(5, "aten::relu", 2, "s", 1, "[[1, 2, 3]]", "[\"Tensor(float)\"]", "[[4]]") + "," + roots()));
+  EXPECT_EQ(tensor.loc().node_id, 5u);
+}
+
+TEST(EtJsonBadInput, UnknownSchemaIsRejected) {
+  errorOf(doc(roots(), "2.0.0"));
+  errorOf(doc(roots(), "1.2.0-chakra.0.0.4"));
+  errorOf("{\"nodes\": []}");
+  for (const char* ok : {"1.0.0", "1.0.4-chakra.0.0.4", "1.1.1-chakra.1.0.0"}) {
+    EXPECT_NO_THROW(readEtJsonText(doc(roots(), ok), ok));
+  }
+}
+
+TEST(EtJsonBadInput, DuplicateIdsAndCyclesNameTheNode) {
+  const InputError dup = errorOf(doc(flat(3, "a", 2) + "," + flat(3, "b", 2) + "," + roots()));
+  EXPECT_EQ(dup.loc().node_id, 3u);
+  const InputError cycle = errorOf(doc(flat(3, "a", 4) + "," + flat(4, "b", 3) + "," + roots()));
+  EXPECT_TRUE(cycle.loc().node_id == 3u || cycle.loc().node_id == 4u);
+}
+
+TEST(EtJsonBadInput, UnescapedStringsAreRepaired) {
+  // 1.0.x writes strings raw: a newline, a quote and a lone backslash.
+  const std::string raw = doc(flat(3, "my \"quoted\" label", 2, "C:\\path\nnext") + ",\n" + roots());
+  const Trace t = readEtJsonText(raw, "raw");
+  ASSERT_EQ(t.nodes.size(), 3u);
+  EXPECT_EQ(t.name(t.nodes[2]), "my \"quoted\" label");
+  EXPECT_EQ(t.str(t.nodes[2].op_schema), "C:\\path\nnext");
+  ASSERT_EQ(t.repairs.size(), 1u);
+  EXPECT_EQ(t.repairs[0].node_id, 0u);
+  EXPECT_NE(t.repairs[0].what.find("repaired JSON"), std::string::npos);
+  EXPECT_GT(errorOf(raw, /*strict=*/true).loc().line, 0u);
+}
+
+TEST(EtJsonBadInput, StrayAndMissingCommasAreRepaired) {
+  const std::string text = doc(flat(3, "a", 2) + ",," + flat(4, "b", 2) + "\n" + roots() + ",");
+  const Trace t = readEtJsonText(text, "commas");
+  EXPECT_EQ(t.nodes.size(), 4u);
+  EXPECT_EQ(t.repairs.size(), 1u);
+}
+
+TEST(EtJsonBadInput, DanglingParentIsReparentedToItsThreadRoot) {
+  const std::string text = doc(flat(5, "orphan", 99) + "," + roots());
+  const Trace t = readEtJsonText(text, "dangling");
+  const Node* n = t.find(5);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->parent, 2u);
+  ASSERT_EQ(t.repairs.size(), 1u);
+  EXPECT_EQ(t.repairs[0].node_id, 5u);
+  EXPECT_EQ(errorOf(text, /*strict=*/true).loc().node_id, 5u);
+}
+
+TEST(EtJsonBadInput, CutOffProcessGroupConfigKeepsCompleteGroups) {
+  const std::string pg =
+      "\"[{\\\"pg_name\\\": \\\"0\\\", \\\"pg_desc\\\": \\\"default_pg\\\", \\\"ranks\\\": [], "
+      "\\\"group_size\\\": 4}, {\\\"pg_name\\\": \\\"1\\\", \\\"ranks\\\": [0, 2\"";
+  const Trace t = readEtJsonText(
+      doc(flat(3, "## process_group:init ##", 2, "", 1, "[" + pg + "]", "[\"String\"]", "[[]]") + "," +
+          roots()), "pg");
+  ASSERT_EQ(t.process_groups.size(), 1u);
+  EXPECT_EQ(t.process_groups[0].ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(t.world_size, 4);
+  ASSERT_EQ(t.repairs.size(), 1u);
+  EXPECT_EQ(t.repairs[0].node_id, 3u);
+}
+
+TEST(EtJsonBadInput, ProgressReachesTheEnd) {
+  size_t last = 0, total = 0, calls = 0;
+  ReadOptions o;
+  o.progress = [&](size_t done, size_t all) {
+    EXPECT_GE(done, last);
+    last = done;
+    total = all;
+    ++calls;
+  };
+  const std::string text = doc(roots());
+  readEtJsonText(text, "progress", o);
+  EXPECT_GE(calls, 2u);
+  EXPECT_EQ(last, text.size());
+  EXPECT_EQ(total, text.size());
+}
+
+}  // namespace
+}  // namespace etb::trace
