@@ -75,6 +75,13 @@ TEST(ReportHtml, WithoutOriginalOrRanks) {
   EXPECT_EQ(html.find("<h2>Ranks"), std::string::npos);
 }
 
+TEST(ReportHtml, EmptyResultRendersWithoutNaN) {
+  const std::string html = reportHtml(ReplayResult{});
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  EXPECT_EQ(html.find("nan"), std::string::npos);
+  EXPECT_EQ(html.find("inf"), std::string::npos);
+}
+
 TEST(ReportHtml, WritesFile) {
   const std::string path = test::makeTempDir("report_html") + "/r.html";
   writeReportHtml(testing::sampleResult(), path);

@@ -47,6 +47,13 @@ TEST(ReportText, SkippedCollectivesRanksAndSystem) {
   EXPECT_EQ(out.find("gpu"), std::string::npos) << "no GPU figures given";
 }
 
+TEST(ReportText, EmptyResultPrintsHeaderAndSystem) {
+  const std::string out = render(ReplayResult{});
+  EXPECT_NE(out.find("0/0 operators replayed (100.0%)"), std::string::npos) << out;
+  EXPECT_NE(out.find("# system:"), std::string::npos);
+  EXPECT_EQ(out.find("nan"), std::string::npos);
+}
+
 TEST(ReportText, UnknownOriginalSaysSo) {
   ReplayResult r = testing::sampleResult();
   r.original_iter_ms.reset();
