@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include "core/kineto_linker.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "core/base/error.h"
+#include "core/et_json_reader.h"
+#include "core/file_io.h"
+#include "tests/test_util.h"
+
+namespace etb::trace {
+namespace {
+
+LinkStats linkPair(const std::string& et, const std::string& kineto, Trace* out) {
+  *out = readEtJson(et);
+  const LinkStats s = linkKineto(*out, kineto);
+  std::fprintf(stderr, "%s: %zu/%zu operators linked (%.1f%%), %zu nodes, %zu kernels, key %s\n",
+               et.c_str(), s.linked_operators, s.operators,
+               100.0 * static_cast<double>(s.linked_operators) / static_cast<double>(s.operators),
+               s.linked_nodes, s.kernels, s.key.c_str());
+  return s;
+}
+
+void expectMostOperatorsLinked(const LinkStats& s) {
+  ASSERT_GT(s.operators, 0u);
+  EXPECT_GE(static_cast<double>(s.linked_operators), 0.95 * static_cast<double>(s.operators));
+  EXPECT_GT(s.kernels, 0u);
+}
+
+TEST(KinetoLinker, ParamLinearPair) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  Trace t;
+  const LinkStats s = linkPair(dir + "/param/linear_et.json.gz", dir + "/param/linear_kineto.json.gz", &t);
+  expectMostOperatorsLinked(s);
+  EXPECT_EQ(s.key, "External id");  // mid-2023: External id == rf_id
+  double gpu = 0;
+  for (const Node& n : t.nodes) gpu += n.gpu_dur_us > 0 ? n.gpu_dur_us : 0;
+  EXPECT_GT(gpu, 0);
+  EXPECT_EQ(t.kernels.size(), s.kernels);
+}
+
+TEST(KinetoLinker, ParamResnetPair) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  Trace t;
+  expectMostOperatorsLinked(linkPair(dir + "/param/at-fe2a39d0/resnet_et.json.gz",
+                                     dir + "/param/resnet_kineto.json.gz", &t));
+}
+
+TEST(KinetoLinker, HtaPair) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  Trace t;
+  expectMostOperatorsLinked(linkPair(dir + "/hta/benchmark_simple_add_et.json.gz",
+                                     dir + "/hta/benchmark_simple_add_trace.json.gz", &t));
+  for (const Node& n : t.nodes) {
+    if (n.dur_us >= 0) EXPECT_GT(n.start_us, 0);
+  }
+}
+
+TEST(KinetoLinker, DlrmEightRanksMatchRankByRank) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  const std::vector<std::string> ets = test::extractArchive(dir + "/param/dlrm_pytorch_et.tar.gz");
+  const std::vector<std::string> kinetos = test::extractArchive(dir + "/param/dlrm_kineto.tar.gz");
+  size_t pairs = 0;
+  for (int r = 0; r < 8; ++r) {
+    std::string et, kineto;
+    for (const std::string& f : ets) {
+      if (f.find("dlrm_eg_" + std::to_string(r) + ".json") != std::string::npos) et = f;
+    }
+    for (const std::string& f : kinetos) {
+      if (f.find("worker" + std::to_string(r) + "_") != std::string::npos) kineto = f;
+    }
+    ASSERT_FALSE(et.empty() || kineto.empty()) << "rank " << r;
+    SCOPED_TRACE(et);
+    Trace t;
+    expectMostOperatorsLinked(linkPair(et, kineto, &t));
+    ++pairs;
+  }
+  EXPECT_EQ(pairs, 8u);
+}
+
+// Current PyTorch: "Record function id" == rf_id; External id is unrelated and
+// the launch's External id names the op; kernels join by correlation.
+TEST(KinetoLinker, RecordFunctionIdWinsWhenItOverlapsBetter) {
+  Trace t;
+  t.pid = 9;
+  for (NodeId id : {5, 6}) {
+    Node n;
+    n.id = id;
+    n.kind = NodeKind::kOperator;
+    n.rf_id = id * 100;
+    n.name = t.strings.intern("aten::op");
+    t.nodes.push_back(n);
+  }
+  const std::string dir = test::makeTempDir("kineto");
+  writeFileMaybeGzip(dir + "/k.json.gz", R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::op", "pid": 9, "tid": 1, "ts": 10, "dur": 5,
+     "args": {"External id": 5, "Record function id": 500}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::op", "pid": 9, "tid": 1, "ts": 20, "dur": 7.5,
+     "args": {"External id": 6, "Record function id": 600}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 1, "ts": 21,
+     "dur": 1, "args": {"External id": 6, "correlation": 77}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 4,
+     "args": {"correlation": 77, "device": 0, "stream": 7}}]})");
+  const LinkStats s = linkKineto(t, dir + "/k.json.gz");
+  EXPECT_EQ(s.key, "Record function id");
+  EXPECT_EQ(s.linked_operators, 2u);
+  EXPECT_EQ(t.nodes[1].start_us, 20);
+  EXPECT_EQ(t.nodes[1].dur_us, 7.5);
+  EXPECT_EQ(t.nodes[1].gpu_dur_us, 4);
+  ASSERT_EQ(t.kernels.size(), 1u);
+  EXPECT_EQ(t.kernels[0].node, 6u);
+  EXPECT_EQ(t.kernels[0].stream, 7);
+}
+
+TEST(KinetoLinker, BadKinetoFileIsAnInputError) {
+  const std::string dir = test::makeTempDir("kineto");
+  writeFileMaybeGzip(dir + "/bad.json", "{\"traceEvents\": [ {\"ph\": ");
+  writeFileMaybeGzip(dir + "/none.json", "{\"nodes\": []}");
+  Trace t;
+  EXPECT_THROW(linkKineto(t, dir + "/bad.json"), InputError);
+  EXPECT_THROW(linkKineto(t, dir + "/none.json"), InputError);
+  EXPECT_THROW(linkKineto(t, dir + "/missing.json"), InputError);
+}
+
+}  // namespace
+}  // namespace etb::trace
