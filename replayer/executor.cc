@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/executor.h"
+
+#include <sstream>
+
+#include "core/base/log.h"
+
+namespace etb::replay::detail {
+namespace {
+std::string firstLine(const std::string& text, size_t cap = 160) {
+  std::string s = text.substr(0, text.find('\n'));
+  return s.size() > cap ? s.substr(0, cap) + "..." : s;
+}
+
+std::string shapeText(c10::IntArrayRef xs) {
+  std::ostringstream os;
+  os << xs;
+  return os.str();
+}
+}  // namespace
+
+Executor::Executor(const trace::Trace& trace, Plan& plan, Communicator& comm,
+                   DeviceSync& sync)
+    : trace_(trace), plan_(plan), comm_(comm), sync_(sync),
+      comm_counted_(plan.steps.size(), 0) {
+  stack_.reserve(32);
+}
+
+void Executor::hold(const at::Tensor& t, int delta) {
+  if (!t.defined() || !t.has_storage()) return;
+  const void* key = t.storage().unsafeGetStorageImpl();
+  auto& [count, bytes] = held_[key];
+  if (count == 0 && delta > 0) {
+    bytes = t.storage().nbytes();
+    cur_bytes_ += bytes;
+    peak_bytes_ = std::max(peak_bytes_, cur_bytes_);
+  }
+  count += delta;
+  if (count <= 0) {
+    cur_bytes_ -= bytes;
+    held_.erase(key);
+  }
+}
+
+IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
+  IterationRecord rec;
+  rec.step_us.resize(plan_.steps.size());
+  rec.step_start.resize(plan_.steps.size());
+  if (track) {
+    held_.clear();
+    cur_bytes_ = 0;
+    for (size_t s = 0; s < plan_.slots.size(); ++s) {
+      if (plan_.is_leaf[s]) hold(plan_.slots[s], 1);
+    }
+  }
+  comm_.resetStats();
+  const double t0 = nowUs();
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    PlanStep& step = plan_.steps[i];
+    const double start = nowUs();
+    if (step.is_comm) {
+      if (step.runnable) runComm(step);
+    } else if (step.runnable) {
+      runOp(step, track, diag);
+    } else if (step.synthesise) {
+      synthesise(step);
+    }
+    const double end = nowUs();
+    rec.step_start[i] = start - t0;
+    rec.step_us[i] = end - start;
+    for (int32_t slot : step.release) {
+      if (track) hold(plan_.slots[static_cast<size_t>(slot)], -1);
+      plan_.slots[static_cast<size_t>(slot)].reset();
+    }
+  }
+  for (Pending& p : pending_) p.work->wait();
+  pending_.clear();
+  sync_.synchronize();
+  rec.wall_us = nowUs() - t0;
+  rec.comm = comm_.stats();
+  return rec;
+}
+
+void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
+  stack_.clear();
+  for (const ArgSource& a : step.args) {
+    switch (a.kind) {
+      case ArgKind::kConst:
+        stack_.push_back(a.value);
+        break;
+      case ArgKind::kTensor:
+        stack_.emplace_back(a.slots[0] == kNoSlot ? at::Tensor()
+                                                  : plan_.slots[static_cast<size_t>(a.slots[0])]);
+        break;
+      case ArgKind::kTensorList: {
+        c10::List<at::Tensor> list;
+        list.reserve(a.slots.size());
+        for (int32_t s : a.slots) {
+          list.push_back(s == kNoSlot ? at::Tensor() : plan_.slots[static_cast<size_t>(s)]);
+        }
+        stack_.emplace_back(std::move(list));
+        break;
+      }
+      case ArgKind::kOptTensorList: {
+        c10::List<c10::optional<at::Tensor>> list;
+        list.reserve(a.slots.size());
+        for (int32_t s : a.slots) {
+          if (s == kNoSlot) list.push_back(c10::nullopt);
+          else list.push_back(plan_.slots[static_cast<size_t>(s)]);
+        }
+        stack_.emplace_back(std::move(list));
+        break;
+      }
+    }
+  }
+  try {
+    step.op->callBoxed(stack_);
+  } catch (const std::exception& e) {
+    markFailed(step, e.what());
+    synthesise(step);
+    return;
+  }
+  for (const OutBinding& o : step.outs) {
+    if (o.ret >= stack_.size()) continue;
+    const c10::IValue& r = stack_[o.ret];
+    at::Tensor t;
+    if (o.item < 0 && r.isTensor()) t = r.toTensor();
+    if (o.item >= 0 && r.isTensorList()) {
+      auto list = r.toTensorList();
+      if (static_cast<size_t>(o.item) < list.size()) t = list.get(static_cast<size_t>(o.item));
+    }
+    if (track) hold(t, 1);
+    plan_.slots[static_cast<size_t>(o.slot)] = std::move(t);
+  }
+  if (diag != nullptr) verify(step, diag);
+}
+
+void Executor::markFailed(PlanStep& step, const std::string& what) {
+  const std::string reason = "error at run: " + firstLine(what);
+  const trace::Node& n = trace_.nodes[step.node];
+  ETB_LOG(kDebug) << "node " << n.id << " " << step.name << ": " << reason;
+  step.runnable = false;
+  step.synthesise = true;
+  Coverage& c = plan_.coverage;
+  c.skipped_by_reason[reason]++;
+  c.skipped_ops.push_back({n.id, step.name, reason});
+  ++c.skipped;
+  --c.replayed;
+}
+
+// Outputs of an op that failed at run time, shaped as recorded, zero-filled
+// (zero is a valid index and offset for whatever reads them).
+void Executor::synthesise(const PlanStep& step) {
+  for (const OutBinding& o : step.outs) {
+    const trace::TensorRef& r = trace_.tensors[o.tensor];
+    plan_.slots[static_cast<size_t>(o.slot)] =
+        at::empty_strided(trace_.list(r.shape), recordedStrides(trace_, r),
+                          at::TensorOptions()
+                              .dtype(toScalarType(r.dtype))
+                              .device(plan_.device))
+            .zero_();
+  }
+}
+
+void Executor::runComm(PlanStep& step) {
+  const trace::Node& node = trace_.nodes[step.node];
+  CommCall call;
+  call.trace = &trace_;
+  call.node = &node;
+  call.info = &trace_.comms[static_cast<size_t>(node.comm)];
+  for (int32_t s : step.comm_inputs) call.inputs.push_back(plan_.slots[static_cast<size_t>(s)]);
+  for (int32_t s : step.comm_outputs) call.outputs.push_back(plan_.slots[static_cast<size_t>(s)]);
+  std::shared_ptr<Work> work = comm_.run(call);
+  const trace::CommInfo& info = *call.info;
+  if (work) pending_.push_back({info.pg, info.seq, std::move(work)});
+  if (info.type == trace::CommType::kWait || node.kind == trace::NodeKind::kWait) {
+    // A wait completes the async op with its (group, seq); with no seq
+    // recorded, everything still in flight.
+    for (size_t i = 0; i < pending_.size();) {
+      if (info.seq < 0 || (pending_[i].pg == info.pg && pending_[i].seq == info.seq)) {
+        pending_[i].work->wait();
+        pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+  }
+  const size_t idx = static_cast<size_t>(&step - plan_.steps.data());
+  if (!comm_counted_[idx]) {
+    comm_counted_[idx] = 1;
+    ++plan_.coverage.comms_replayed;
+  }
+}
+
+void Executor::verify(const PlanStep& step, ReplayDiagnostics* diag) const {
+  const trace::Node& n = trace_.nodes[step.node];
+  for (const OutBinding& o : step.outs) {
+    const at::Tensor& t = plan_.slots[static_cast<size_t>(o.slot)];
+    const trace::TensorRef& r = trace_.tensors[o.tensor];
+    ++diag->outputs_checked;
+    std::string what;
+    const auto& shape = trace_.list(r.shape);
+    if (!t.defined()) {
+      what = "output is undefined";
+    } else if (t.sizes() != c10::IntArrayRef(shape)) {
+      what = "shape " + shapeText(t.sizes()) + " != recorded " + shapeText(shape);
+    } else if (r.dtype != trace::DType::kUnknown && t.scalar_type() != toScalarType(r.dtype)) {
+      what = std::string("dtype ") + c10::toString(t.scalar_type()) + " != recorded " +
+             std::string(trace::dtypeName(r.dtype));
+    } else if (r.has_strides) {
+      // Strides of size-1 (and empty) dims carry no meaning; kernels differ.
+      const auto& strides = trace_.list(r.strides);
+      for (size_t d = 0; d < shape.size() && d < strides.size() && t.numel() > 0; ++d) {
+        if (shape[d] > 1 && t.stride(static_cast<int64_t>(d)) != strides[d]) {
+          what = "strides " + shapeText(t.strides()) + " != recorded " + shapeText(strides);
+          break;
+        }
+      }
+    }
+    if (!what.empty()) {
+      diag->output_mismatches.push_back("node " + std::to_string(n.id) + " " + step.name +
+                                        " output " + std::to_string(o.ret) + ": " + what);
+    }
+  }
+}
+
+}  // namespace etb::replay::detail

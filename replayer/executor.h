@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+//
+// Runs a prepared Plan, one iteration at a time.
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "replayer/comm/communicator.h"
+#include "replayer/op_plan.h"
+#include "replayer/replayer.h"
+#include "replayer/timer.h"
+
+namespace etb::replay::detail {
+
+struct IterationRecord {
+  double wall_us = 0;
+  std::vector<double> step_us;     // per plan step
+  std::vector<double> step_start;  // offset from the iteration start
+  CommStats comm;
+};
+
+class Executor {
+ public:
+  Executor(const trace::Trace& trace, Plan& plan, Communicator& comm, DeviceSync& sync);
+
+  // Runs every step once. With `track` set, follows the bytes held by
+  // tensors (peakBytes()) and, when `diag` is given, checks each output
+  // against the recording. An op that throws is turned into a skipped op
+  // (reason recorded in the plan's coverage) whose outputs are synthesised
+  // from then on.
+  IterationRecord runIteration(bool track, ReplayDiagnostics* diag);
+
+  uint64_t peakBytes() const { return peak_bytes_; }
+
+ private:
+  void runOp(PlanStep& step, bool track, ReplayDiagnostics* diag);
+  void runComm(PlanStep& step);
+  void synthesise(const PlanStep& step);
+  void markFailed(PlanStep& step, const std::string& what);
+  void verify(const PlanStep& step, ReplayDiagnostics* diag) const;
+  void hold(const at::Tensor& t, int delta);
+
+  const trace::Trace& trace_;
+  Plan& plan_;
+  Communicator& comm_;
+  DeviceSync& sync_;
+  std::vector<c10::IValue> stack_;
+  struct Pending {
+    int32_t pg;
+    int64_t seq;
+    std::shared_ptr<Work> work;
+  };
+  std::vector<Pending> pending_;
+  std::vector<char> comm_counted_;
+  // Bytes held per storage while tracking: refcount by StorageImpl.
+  std::unordered_map<const void*, std::pair<int64_t, uint64_t>> held_;
+  uint64_t cur_bytes_ = 0, peak_bytes_ = 0;
+};
+
+}  // namespace etb::replay::detail

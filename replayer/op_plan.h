@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+//
+// The prepared form of one replayed iteration. Everything that can be
+// decided once (operator lookup, constant arguments, which tensor goes where,
+// when a tensor dies) is decided before the first iteration, so running a
+// step is: push IValues, callBoxed, store outputs.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/trace.h"
+#include "replayer/op_selection.h"
+#include "replayer/replay_result.h"
+
+namespace etb::replay::detail {
+
+constexpr int32_t kNoSlot = -1;  // an undefined tensor / None list item
+
+enum class ArgKind : uint8_t { kConst, kTensor, kTensorList, kOptTensorList };
+
+// Where one argument of the boxed stack comes from.
+struct ArgSource {
+  ArgKind kind = ArgKind::kConst;
+  c10::IValue value;           // kConst
+  std::vector<int32_t> slots;  // kTensor: one; lists: one per item
+};
+
+// Where one recorded output tensor goes: returns[ret] (or item `item` of a
+// returned list) is stored in `slot`; `tensor` is its TensorRef for checks.
+struct OutBinding {
+  uint32_t ret = 0;
+  int32_t item = -1;
+  int32_t slot = kNoSlot;
+  uint32_t tensor = 0;
+};
+
+struct PlanStep {
+  uint32_t node = 0;  // index into Trace::nodes
+  bool is_comm = false;
+  bool runnable = false;  // resolved (op) / has comm info (comm)
+  std::string name;       // "aten::mm"
+  std::string overload;   // "out"
+  c10::optional<c10::OperatorHandle> op;
+  std::vector<ArgSource> args;
+  std::vector<OutBinding> outs;
+  std::vector<int32_t> comm_inputs, comm_outputs;  // slots
+  std::vector<int32_t> release;  // intermediate slots dead after this step
+  bool synthesise = false;       // failed at run: fill outs from the recording
+};
+
+// A leaf slot's data rule (set from consumers, tensor_range or dtype).
+struct LeafInit {
+  int64_t lo = 0, hi = -1;  // integer range [lo, hi); hi < lo = unset
+  bool is_index = false;    // draw with --index-dist (Zipf when asked)
+  int64_t offsets_of = -1;  // embedding_bag offsets: numel of the indices
+};
+
+struct Plan {
+  std::vector<PlanStep> steps;
+  // Slots: leaves are allocated once (per storage) before the first
+  // iteration; intermediates are produced by running ops.
+  std::vector<at::Tensor> slots;
+  std::vector<int8_t> is_leaf;
+  std::vector<uint32_t> slot_tensor;  // TensorRef index that defined the slot
+  std::map<int32_t, LeafInit> leaf_init;
+  Coverage coverage;
+  uint64_t leaf_bytes = 0;
+  at::Device device = at::kCPU;
+};
+
+struct PlanOptions {
+  at::Device device = at::kCPU;
+  double zipf_alpha = 0;  // 0 = uniform indices
+  uint64_t seed = 0;
+};
+
+// Builds the plan: resolves operators, decodes arguments, assigns slots,
+// applies index rules; then allocates and initialises the leaf tensors.
+Plan buildPlan(const trace::Trace& trace, const std::vector<SelectedNode>& nodes,
+               const PlanOptions& options);
+
+// Allocates leaf tensors per storage and fills them (tensor_init.cc).
+void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options);
+
+// Shape/stride helpers shared by the plan and the checks.
+std::vector<int64_t> recordedStrides(const trace::Trace& trace, const trace::TensorRef& ref);
+at::ScalarType toScalarType(trace::DType dtype);
+
+}  // namespace etb::replay::detail

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+//
+// et_replay TRACE [--kineto K] [--device cpu|cuda] [--iters N] ...
+// Replays one recorded iteration and reports it next to the original.
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "core/base/log.h"
+#include "core/kineto_linker.h"
+#include "core/tool_main.h"
+#include "core/trace_io.h"
+#include "replayer/chrome_trace.h"
+#include "replayer/replayer.h"
+#include "replayer/report_html.h"
+#include "replayer/report_json.h"
+#include "replayer/report_text.h"
+
+namespace {
+using namespace etb;
+
+struct Flags {
+  std::string trace, kineto, report_json, report_html, chrome_trace, log_level;
+  double comm_timeout = 0;
+  bool quiet = false;
+  replay::ReplayOptions options;
+};
+
+void addFlags(CLI::App& app, Flags& f) {
+  app.add_option("trace", f.trace,
+                 "PyTorch ET / Chakra trace; per rank: bench.%d.et, bench.rank%d.json or a folder")
+      ->required();
+  app.add_option("--kineto", f.kineto, "profiler (Kineto) trace of the same run: original times");
+  app.add_option("--device", f.options.device, "cpu or cuda[:N] (default: the trace's if usable)");
+  app.add_option("--threads", f.options.threads, "intra-op threads (0 = libtorch default)");
+  app.add_option("--warmup", f.options.warmup, "warm-up iterations")->capture_default_str();
+  app.add_option("--iters", f.options.iters, "measured iterations")->capture_default_str();
+  app.add_option("--iteration", f.options.iteration, "recorded iteration (ProfilerStep) to replay")
+      ->capture_default_str();
+  app.add_option("--index-dist", f.options.index_dist, "index tensors: uniform or zipf:ALPHA")
+      ->capture_default_str();
+  app.add_option("--seed", f.options.seed, "seed for tensor data")->capture_default_str();
+  app.add_flag("--verify", f.options.verify_outputs,
+               "check replayed outputs' shapes/dtypes/strides against the trace");
+  app.add_option("--report-json", f.report_json, "write the report as JSON");
+  app.add_option("--report-html", f.report_html, "write a self-contained HTML report");
+  app.add_option("--chrome-trace", f.chrome_trace, "write the replay timeline (Perfetto)");
+  app.add_option("--comm-timeout", f.comm_timeout, "seconds any one collective may take (0 = none)");
+  app.add_option("--log-level", f.log_level, "debug, info, warn, error");
+  app.add_flag("--quiet", f.quiet, "no terminal report");
+}
+
+// One trace for every rank, or one per rank (the count must match).
+std::string pickTrace(const std::string& pattern, int rank, int world) {
+  const std::vector<std::string> paths = trace::expandRankPaths(pattern);
+  if (paths.size() == 1) return paths[0];
+  if (static_cast<int>(paths.size()) != world) {
+    ETB_INPUT_ERROR(SourceLoc{pattern}, paths.size(), " per-rank traces found but the job has ",
+                    world, " ranks");
+  }
+  return paths[static_cast<size_t>(rank)];
+}
+
+int replayMain(Flags& f, int argc, char** argv) {
+  LogLevel level;
+  if (!f.log_level.empty()) {
+    if (!parseLogLevel(f.log_level.c_str(), &level)) {
+      ETB_INPUT_ERROR(SourceLoc{"--log-level"}, "unknown level \"", f.log_level, "\"");
+    }
+    setLogLevel(level);
+  }
+  for (int i = 0; i < argc; ++i) f.options.argv.push_back(argv[i]);
+  replay::CommOptions copts;
+  copts.device = f.options.device.empty() ? "cpu" : f.options.device;
+  copts.timeout_s = f.comm_timeout;
+  std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(copts);
+  setLogRank(comm->rank());
+  try {
+    trace::Trace t = trace::readTrace(pickTrace(f.trace, comm->rank(), comm->worldSize()));
+    if (!f.kineto.empty()) {
+      trace::linkKineto(t, f.kineto);
+      f.options.original_source = "kineto";
+    }
+    replay::ReplayDiagnostics diag;
+    const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
+    for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
+    if (comm->rank() != 0) return 0;
+    if (!f.quiet) replay::printReport(r, std::cout);
+    if (!f.report_json.empty()) replay::writeReportJson(r, f.report_json);
+    if (!f.report_html.empty()) replay::writeReportHtml(r, f.report_html);
+    if (!f.chrome_trace.empty()) replay::writeChromeTrace(r, f.chrome_trace);
+    return diag.output_mismatches.empty() ? 0 : 1;
+  } catch (const std::exception& e) {
+    // One failing rank must not leave the others hanging in a collective.
+    if (comm->worldSize() > 1) {
+      comm->abortJob(std::string("et_replay: error: ") + e.what(),
+                     dynamic_cast<const InputError*>(&e) ? 2 : 1);
+    }
+    throw;
+  }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Replay a recorded training iteration through libtorch", "et_replay"};
+  Flags flags;
+  addFlags(app, flags);
+  return runTool(app, argc, argv, [&] { return replayMain(flags, argc, argv); });
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/replayer.h"
+
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "etb/config.h"
+#include "replayer/executor.h"
+#include "replayer/op_plan.h"
+#include "replayer/op_selection.h"
+#include "replayer/report_json.h"
+#include "replayer/result_builder.h"
+#include "replayer/system_metrics.h"
+#include "replayer/timer.h"
+
+namespace etb::replay {
+namespace {
+
+// The trace's first tensor device, e.g. "cuda:0"; "" when none is recorded.
+std::string traceDevice(const trace::Trace& t) {
+  for (const trace::TensorRef& r : t.tensors) {
+    if (r.has_device && !t.str(r.device).empty()) return std::string(t.str(r.device));
+  }
+  return "";
+}
+
+at::Device replayDevice(const trace::Trace& t, const std::string& asked) {
+  std::string dev = asked;
+  if (dev.empty()) {
+    const std::string recorded = traceDevice(t);
+    dev = recorded.rfind("cuda", 0) == 0 && at::hasCUDA() ? "cuda" : "cpu";
+  }
+  if (dev != "cpu" && dev.rfind("cuda", 0) != 0) {
+    ETB_INPUT_ERROR(SourceLoc{"--device"}, "unknown device \"", dev, "\" (cpu or cuda[:N])");
+  }
+  if (dev.rfind("cuda", 0) == 0 && !at::hasCUDA()) {
+    ETB_INPUT_ERROR(SourceLoc{"--device"}, "device ", dev,
+                    " asked for, but this libtorch has no CUDA (use --device cpu)");
+  }
+  return at::Device(dev == "cuda" ? "cuda:0" : dev);
+}
+
+std::string hostName() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+RankResult rankResult(const ReplayResult& r, const std::vector<detail::IterationRecord>& recs,
+                      int rank) {
+  RankResult rr;
+  rr.rank = rank;
+  rr.host = r.host;
+  rr.iter_ms = r.replay_iter_ms;
+  std::vector<double> busy, exposed;
+  for (const auto& rec : recs) {
+    busy.push_back(rec.comm.busy_us / 1e3);
+    exposed.push_back(rec.comm.exposed_us / 1e3);
+    rr.comm_bytes = rec.comm.bytes;
+  }
+  rr.comm_ms = summarize(busy).median;
+  rr.exposed_comm_ms = summarize(exposed).median;
+  rr.system = r.system;
+  return rr;
+}
+
+void gatherRanks(Communicator& comm, ReplayResult& r, const RankResult& mine) {
+  const std::vector<std::string> all = comm.gatherToRoot(rankResultToJson(mine));
+  for (const std::string& text : all) r.ranks.push_back(rankResultFromJson(text));
+  if (r.ranks.empty()) r.ranks.push_back(mine);
+}
+}  // namespace
+
+double parseIndexDist(const std::string& text) {
+  if (text == "uniform") return 0;
+  if (text.rfind("zipf:", 0) == 0) {
+    char* end = nullptr;
+    const double a = std::strtod(text.c_str() + 5, &end);
+    if (end != nullptr && *end == '\0' && a > 0) return a;
+  }
+  ETB_INPUT_ERROR(SourceLoc{"--index-dist"}, "expected uniform or zipf:ALPHA (ALPHA > 0), got \"",
+                  text, "\"");
+}
+
+ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options,
+                         Communicator& comm, ReplayDiagnostics* diag) {
+  if (options.iters < 1 || options.warmup < 0) {
+    ETB_INPUT_ERROR(SourceLoc{"--iters"}, "need --iters >= 1 and --warmup >= 0");
+  }
+  if (options.threads > 0) at::set_num_threads(options.threads);
+  detail::PlanOptions popts;
+  popts.device = replayDevice(trace, options.device);
+  popts.zipf_alpha = parseIndexDist(options.index_dist);
+  popts.seed = options.seed;
+  const trace::Iteration it = chooseIteration(trace, options.iteration);
+  const std::vector<SelectedNode> selected = selectNodes(trace, it);
+  if (selected.empty()) {
+    ETB_INPUT_ERROR(SourceLoc{trace.path}, "no operators to replay in ", it.name);
+  }
+  comm.prepare(trace);
+  detail::Plan plan = detail::buildPlan(trace, selected, popts);
+  ETB_LOG(kInfo) << "replaying " << plan.steps.size() << " nodes of " << it.name << " on "
+                 << popts.device.str() << " (" << plan.coverage.skipped << " skipped)";
+  auto sync = makeDeviceSync(popts.device.str());
+  detail::Executor exec(trace, plan, comm, *sync);
+  // The first iteration checks outputs and follows memory; warm-up when
+  // there is one, so the measured iterations carry no checking cost.
+  for (int i = 0; i < options.warmup; ++i) exec.runIteration(i == 0, i == 0 ? diag : nullptr);
+  SystemSampler sampler(popts.device.is_cuda() ? popts.device.index() : 0);
+  sampler.start();
+  std::vector<detail::IterationRecord> records;
+  for (int i = 0; i < options.iters; ++i) {
+    const bool first = options.warmup == 0 && i == 0;
+    records.push_back(exec.runIteration(first, first ? diag : nullptr));
+  }
+  sampler.stop();
+
+  ReplayResult r;
+  r.argv = options.argv;
+  r.trace_path = trace.path;
+  r.schema = trace.schema;
+  r.device = popts.device.str();
+  r.threads = at::get_num_threads();
+  r.warmup = options.warmup;
+  r.iters = options.iters;
+  r.world_size = comm.worldSize();
+  r.host = hostName();
+  r.etbench_version = ETB_VERSION;
+  r.torch_version = TORCH_VERSION;
+  r.comm_backend = comm.backendName();
+  r.original_source = options.original_source;
+  detail::fillResult(trace, it, plan, records, comm.worldSize(), r);
+  for (TimelineEvent& e : r.timeline) e.rank = comm.rank();
+  r.system = sampler.metrics();
+  r.system.peak_tensor_bytes = exec.peakBytes();
+  gatherRanks(comm, r, rankResult(r, records, comm.rank()));
+  return r;
+}
+
+}  // namespace etb::replay

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+//
+// The replay engine: runs the operators of one recorded iteration through the
+// c10 dispatcher and measures them. et_replay's main() and the multi-rank
+// tests call replayTrace(); everything else in this folder is its detail.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/trace.h"
+#include "replayer/comm/communicator.h"
+#include "replayer/replay_result.h"
+
+namespace etb::replay {
+
+struct ReplayOptions {
+  std::string device;  // "cpu", "cuda", "cuda:N"; "" = the trace's if usable
+  int threads = 0;     // intra-op threads; 0 = leave libtorch's default
+  int warmup = 1;
+  int iters = 5;
+  int iteration = 0;         // which recorded iteration (ProfilerStep) to replay
+  std::string index_dist = "uniform";  // "uniform" or "zipf:ALPHA"
+  uint64_t seed = 1234;
+  // Check every replayed op's outputs (shape, dtype, strides) against the
+  // recording in the first iteration; mismatches go to ReplayDiagnostics.
+  bool verify_outputs = false;
+  std::string original_source;  // "kineto" when the caller linked one
+  std::vector<std::string> argv;
+};
+
+// What a verifying replay found wrong (empty when the replay is faithful).
+struct ReplayDiagnostics {
+  std::vector<std::string> output_mismatches;  // "node 12 aten::mm: ..."
+  uint64_t outputs_checked = 0;
+};
+
+// Replays `trace` (already read, optionally Kineto-linked) on this rank.
+// Throws InputError for a trace that cannot be replayed at all (no operators
+// in the chosen iteration, bad device) and RuntimeError for failures of the
+// machinery; single ops that fail are skipped and counted instead.
+ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options,
+                         Communicator& comm, ReplayDiagnostics* diag = nullptr);
+
+// Parses "uniform" / "zipf:1.1"; throws InputError on anything else.
+// Returns the Zipf exponent, 0 for uniform.
+double parseIndexDist(const std::string& text);
+
+}  // namespace etb::replay

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+//
+// Turns the per-iteration records of a replay into ReplayResult figures.
+#pragma once
+
+#include <vector>
+
+#include "replayer/executor.h"
+#include "replayer/replay_result.h"
+
+namespace etb::replay::detail {
+
+// Fills ops, kinds, collectives, timeline, replay/original iteration times
+// and the coverage from `plan` and the measured `records`.
+void fillResult(const trace::Trace& trace, const trace::Iteration& it, const Plan& plan,
+                const std::vector<IterationRecord>& records, int world_size,
+                ReplayResult& result);
+
+}  // namespace etb::replay::detail

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// allocateLeaves(): one buffer per recorded storage, leaf tensors as views
+// of it (so aliasing is as recorded), data drawn once before iteration 1.
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "core/base/log.h"
+#include "replayer/op_plan.h"
+
+namespace etb::replay::detail {
+namespace {
+
+int64_t elementSize(const trace::TensorRef& r) {
+  if (r.itemsize > 0) return r.itemsize;
+  const int s = trace::dtypeSize(r.dtype);
+  return s > 0 ? s : 4;
+}
+
+// Elements of the storage a view reaches: offset + sum((size-1)*stride) + 1.
+int64_t extentElems(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                    int64_t offset) {
+  int64_t span = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) return offset;
+    span += (shape[i] - 1) * std::abs(strides[i]);
+  }
+  return offset + span;
+}
+
+// Zipf(alpha) ranks over [0, n) by inverse CDF; the table is capped because
+// the tail beyond a few million rows is almost never drawn.
+std::vector<int64_t> zipfSamples(int64_t n, double alpha, int64_t count, std::mt19937_64& rng) {
+  const int64_t m = std::min<int64_t>(n, int64_t{1} << 22);
+  std::vector<double> cdf(static_cast<size_t>(m));
+  double sum = 0;
+  for (int64_t k = 0; k < m; ++k) cdf[static_cast<size_t>(k)] = sum += std::pow(k + 1.0, -alpha);
+  std::uniform_real_distribution<double> u(0, sum);
+  std::vector<int64_t> out(static_cast<size_t>(count));
+  for (auto& x : out) x = std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin();
+  return out;
+}
+
+// Offsets of embedding_bag: start at 0, never decrease, end at <= numel of
+// the indices (the last bag may be empty, which both offset modes accept).
+at::Tensor makeOffsets(int64_t count, int64_t indices, std::mt19937_64& rng) {
+  std::vector<int64_t> xs(static_cast<size_t>(count));
+  std::uniform_int_distribution<int64_t> d(0, std::max<int64_t>(indices, 0));
+  for (auto& x : xs) x = d(rng);
+  std::sort(xs.begin(), xs.end());
+  if (!xs.empty()) xs.front() = 0;
+  if (xs.size() > 1) xs.back() = indices;
+  return at::tensor(xs, at::kLong);
+}
+
+class LeafInitializer {
+ public:
+  LeafInitializer(const PlanOptions& o) : o_(o), rng_(o.seed),
+      gen_(at::make_generator<at::CPUGeneratorImpl>(o.seed)) {}
+
+  void fill(at::Tensor& view, const LeafInit* init) {
+    if (view.numel() == 0) return;
+    at::Tensor host = view.device().is_cpu() ? view : at::empty(view.sizes(), view.options().device(at::kCPU));
+    fillHost(host, init);
+    if (!view.device().is_cpu()) view.copy_(host);
+  }
+
+ private:
+  void fillHost(at::Tensor& t, const LeafInit* init) {
+    const at::ScalarType st = t.scalar_type();
+    if (at::isFloatingType(st)) {
+      t.uniform_(0, 1, gen_);
+    } else if (at::isComplexType(st)) {
+      t.zero_();
+    } else if (st == at::kBool) {
+      t.random_(0, 2, gen_);
+    } else if (init != nullptr && init->offsets_of >= 0) {
+      t.copy_(makeOffsets(t.numel(), init->offsets_of, rng_).view(t.sizes()));
+    } else if (init != nullptr && init->hi > init->lo) {
+      if (init->is_index && o_.zipf_alpha > 0 && init->lo == 0) {
+        t.copy_(at::tensor(zipfSamples(init->hi, o_.zipf_alpha, t.numel(), rng_), at::kLong)
+                    .view(t.sizes()));
+      } else {
+        t.random_(init->lo, init->hi, gen_);
+      }
+    } else {
+      t.random_(0, 4, gen_);  // small, non-negative: safe as sizes or ids
+    }
+  }
+
+  const PlanOptions& o_;
+  std::mt19937_64 rng_;
+  at::Generator gen_;
+};
+}  // namespace
+
+std::vector<int64_t> recordedStrides(const trace::Trace& trace, const trace::TensorRef& ref) {
+  const auto& shape = trace.list(ref.shape);
+  if (ref.has_strides && trace.list(ref.strides).size() == shape.size()) {
+    return trace.list(ref.strides);
+  }
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+at::ScalarType toScalarType(trace::DType d) {
+  switch (d) {
+    case trace::DType::kDouble: return at::kDouble;
+    case trace::DType::kHalf: return at::kHalf;
+    case trace::DType::kBFloat16: return at::kBFloat16;
+    case trace::DType::kInt64: return at::kLong;
+    case trace::DType::kInt32: return at::kInt;
+    case trace::DType::kInt16: return at::kShort;
+    case trace::DType::kInt8: return at::kChar;
+    case trace::DType::kUInt8: return at::kByte;
+    case trace::DType::kBool: return at::kBool;
+    case trace::DType::kComplexFloat: return at::kComplexFloat;
+    case trace::DType::kComplexDouble: return at::kComplexDouble;
+    default: return at::kFloat;
+  }
+}
+
+void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options) {
+  // Bytes per (storage id, device); storage 0 means "no storage recorded".
+  std::map<std::pair<uint64_t, trace::StrId>, int64_t> bytes;
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    if (!plan.is_leaf[s]) continue;
+    const trace::TensorRef& r = trace.tensors[plan.slot_tensor[s]];
+    if (r.storage_id == 0) continue;
+    const int64_t need = extentElems(trace.list(r.shape), recordedStrides(trace, r),
+                                     static_cast<int64_t>(r.offset)) * elementSize(r);
+    auto& b = bytes[{r.storage_id, r.device}];
+    b = std::max(b, need);
+  }
+  std::map<std::pair<uint64_t, trace::StrId>, at::Tensor> buffers;
+  for (const auto& [key, n] : bytes) {
+    buffers[key] = at::empty({n}, at::TensorOptions().dtype(at::kByte).device(options.device));
+    plan.leaf_bytes += static_cast<uint64_t>(n);
+  }
+  LeafInitializer init(options);
+  // Integers last: where a storage is shared, the index rules must win.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t s = 0; s < plan.slots.size(); ++s) {
+      if (!plan.is_leaf[s]) continue;
+      const trace::TensorRef& r = trace.tensors[plan.slot_tensor[s]];
+      const at::ScalarType st = toScalarType(r.dtype);
+      const bool integral = at::isIntegralType(st, /*includeBool=*/true);
+      if (integral != (pass == 1)) continue;
+      const auto& shape = trace.list(r.shape);
+      const auto strides = recordedStrides(trace, r);
+      const auto opts = at::TensorOptions().dtype(st).device(options.device);
+      at::Tensor t;
+      auto buf = buffers.find({r.storage_id, r.device});
+      if (buf != buffers.end()) {
+        t = at::empty({0}, opts).set_(buf->second.storage(), static_cast<int64_t>(r.offset),
+                                      shape, strides);
+      } else {
+        t = at::empty_strided(shape, strides, opts);
+        plan.leaf_bytes += static_cast<uint64_t>(t.nbytes());
+      }
+      auto it = plan.leaf_init.find(static_cast<int32_t>(s));
+      init.fill(t, it == plan.leaf_init.end() ? nullptr : &it->second);
+      plan.slots[s] = std::move(t);
+    }
+  }
+}
+
+}  // namespace etb::replay::detail

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+//
+// Builds small traces in code for the replay tests and the overhead
+// benchmark: a root, one thread node, and operators under it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/trace.h"
+
+namespace etb::test {
+
+class TraceBuilder {
+ public:
+  TraceBuilder();
+  // A float tensor with its own storage (or `storage` when given).
+  trace::Value tensor(const std::vector<int64_t>& shape, trace::DType dtype = trace::DType::kFloat,
+                      uint64_t storage = 0);
+  // An operator node under the thread root; returns its id.
+  trace::NodeId op(const std::string& schema, std::vector<trace::Value> inputs,
+                   std::vector<trace::Value> outputs);
+  trace::Trace& trace() { return t_; }
+  trace::Trace finish();
+
+ private:
+  trace::Trace t_;
+  trace::NodeId next_id_ = 3;
+};
+
+}  // namespace etb::test
