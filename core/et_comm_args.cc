@@ -273,6 +273,12 @@ bool commFromC10dOp(Trace& t, const Node& n, CommInfo* out) {
     c.dtype = firstDType(t, *in);
   }
   c.out_elems = outv != nullptr ? sumNumel(t, *outv) : c.in_elems;
+  // The ProcessGroup argument is an opaque "<Object>": with one group it can
+  // only be that one.
+  if (t.process_groups.size() == 1) {
+    c.pg = 0;
+    c.pg_name = t.strings.intern(t.process_groups[0].name);
+  }
   if (c.dtype == DType::kUnknown && outv != nullptr) c.dtype = firstDType(t, *outv);
   c.bytes = messageBytes(c);
   *out = std::move(c);

@@ -48,8 +48,8 @@ FileKind sniff(std::string_view head) {
     if (head.find("\"schemaVersion\"") != std::string_view::npos) return FileKind::kKineto;
     return FileKind::kUnknown;
   }
-  // Chakra: a varint32 length, then a GlobalMetadata message (field 1
-  // "version", a length-delimited string: tag 0x0a).
+  // Chakra: a varint32 length, then a GlobalMetadata message whose first
+  // field is length-delimited ("version" or an attr: tag 0x0a or 0x12).
   uint64_t len = 0;
   size_t k = 0;
   for (int shift = 0; k < head.size() && shift < 35; shift += 7, ++k) {
@@ -60,7 +60,9 @@ FileKind sniff(std::string_view head) {
       break;
     }
   }
-  if (len > 0 && k < head.size() && static_cast<unsigned char>(head[k]) == 0x0a) return FileKind::kChakra;
+  if (len == 0 || k >= head.size()) return FileKind::kUnknown;
+  const auto tag = static_cast<unsigned char>(head[k]);
+  if ((tag & 7) == 2 && (tag >> 3) >= 1 && (tag >> 3) <= 3) return FileKind::kChakra;
   return FileKind::kUnknown;
 }
 

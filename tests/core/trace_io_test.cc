@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/base/error.h"
+#include "core/trace_io.h"
+#include "tests/test_util.h"
+
+namespace etb::trace {
+namespace {
+
+TEST(TraceIo, DetectsKindsByContent) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  EXPECT_EQ(detectFileKind(dir + "/param/linear_et.json.gz"), FileKind::kPyTorchEt);
+  EXPECT_EQ(detectFileKind(dir + "/param/pt2_et.json"), FileKind::kPyTorchEt);
+  EXPECT_EQ(detectFileKind(dir + "/param/linear_kineto.json.gz"), FileKind::kKineto);
+  EXPECT_EQ(detectFileKind(dir + "/chakra/at-bb67f055/chakra.0.et"), FileKind::kChakra);
+  const Trace t = readTrace(dir + "/hta/benchmark_simple_add_et.json.gz");
+  EXPECT_EQ(t.format, SourceFormat::kPyTorchEtJson);
+  EXPECT_EQ(t.nodes.size(), 38u);
+  EXPECT_THROW(readTrace(dir + "/param/linear_kineto.json.gz"), InputError);
+}
+
+TEST(TraceIo, WriteByExtension) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  const Trace t = readTrace(dir + "/param/pt2_et.json");
+  const std::string out = test::makeTempDir("trace_io");
+  writeTrace(t, out + "/x.json.gz");
+  EXPECT_EQ(detectFileKind(out + "/x.json.gz"), FileKind::kPyTorchEt);
+  EXPECT_EQ(readTrace(out + "/x.json.gz").nodes.size(), t.nodes.size());
+  EXPECT_THROW(writeTrace(t, out + "/x.txt"), InputError);
+}
+
+TEST(TraceIo, ExpandsRankPaths) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  const std::string tmp = test::makeTempDir("ranks");
+  const std::string src = dir + "/param/pt2_et.json";
+  for (int r : {0, 1, 2, 10}) {
+    std::filesystem::copy_file(src, tmp + "/bench.rank" + std::to_string(r) + ".json");
+  }
+  std::ofstream(tmp + "/notes.txt") << "not a trace";
+  const auto pat = expandRankPaths(tmp + "/bench.rank%d.json");
+  ASSERT_EQ(pat.size(), 3u);  // stops at the first missing rank (3)
+  EXPECT_EQ(pat[2], tmp + "/bench.rank2.json");
+  const auto folder = expandRankPaths(tmp);
+  ASSERT_EQ(folder.size(), 4u);  // rank order, not name order: 10 comes last
+  EXPECT_EQ(folder[3], tmp + "/bench.rank10.json");
+  EXPECT_EQ(folder[1], tmp + "/bench.rank1.json");
+  EXPECT_EQ(expandRankPaths(src), std::vector<std::string>{src});
+  EXPECT_THROW(expandRankPaths(tmp + "/missing%d.json"), InputError);
+}
+
+}  // namespace
+}  // namespace etb::trace
