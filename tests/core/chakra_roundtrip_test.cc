@@ -124,9 +124,15 @@ TEST(ChakraWriter, WritesWhatSimulatorsNeed) {
     for (uint64_t d : n.ctrl_deps()) EXPECT_NE(d, n.id());
     if (n.type() == ChakraProtoMsg::COMM_COLL_NODE) {
       for (const auto& a : n.attr()) {
-        if (a.name() == "comm_type") EXPECT_EQ(a.value_case(), ChakraProtoMsg::AttributeProto::kInt64Val);
-        if (a.name() == "comm_size") EXPECT_EQ(a.int64_val(), 1024);
-        if (a.name() == "is_cpu_op") EXPECT_FALSE(a.bool_val());
+        if (a.name() == "comm_type") {
+          EXPECT_EQ(a.value_case(), ChakraProtoMsg::AttributeProto::kInt64Val);
+        }
+        if (a.name() == "comm_size") {
+          EXPECT_EQ(a.int64_val(), 1024);
+        }
+        if (a.name() == "is_cpu_op") {
+          EXPECT_FALSE(a.bool_val());
+        }
       }
     }
     seen.insert(n.id());
@@ -160,19 +166,24 @@ TEST(ChakraWriter, EveryPublicPyTorchEtRoundTripsThroughChakra) {
   }
   size_t checked = 0;
   for (const std::string& f : files) {
-    if (f.find("kineto") != std::string::npos || f.find("_trace.json") != std::string::npos ||
+    // "._x.json" are macOS resource forks that ship inside some archives.
+    if (f.find("/._") != std::string::npos || f.find("kineto") != std::string::npos || f.find("_trace.json") != std::string::npos ||
         f.find("comm_group") != std::string::npos) {
       continue;
     }
+    // ETB_TEST_ONLY=<substring> narrows the sweep to one file when debugging.
+    const char* only = std::getenv("ETB_TEST_ONLY");
+    if (only != nullptr && f.find(only) == std::string::npos) continue;
     SCOPED_TRACE(f);
-    if (std::getenv("ETB_TEST_VERBOSE") != nullptr) std::fprintf(stderr, "%s\n", f.c_str());
     const Trace t = readEtJson(f);
     const Trace back = readChakraBytes(writeChakraBytes(t), "x.et");
     EXPECT_EQ(back.nodes.size(), t.nodes.size());
     EXPECT_EQ(diffTraces(t, back), "");
     ++checked;
   }
-  EXPECT_GE(checked, 10u);
+  if (std::getenv("ETB_TEST_ONLY") == nullptr) {
+    EXPECT_GE(checked, 10u);
+  }
 }
 
 }  // namespace

@@ -54,7 +54,9 @@ TEST(KinetoLinker, HtaPair) {
   expectMostOperatorsLinked(linkPair(dir + "/hta/benchmark_simple_add_et.json.gz",
                                      dir + "/hta/benchmark_simple_add_trace.json.gz", &t));
   for (const Node& n : t.nodes) {
-    if (n.dur_us >= 0) EXPECT_GT(n.start_us, 0);
+    if (n.dur_us >= 0) {
+      EXPECT_GT(n.start_us, 0);
+    }
   }
 }
 
