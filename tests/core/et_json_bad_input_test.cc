@@ -192,3 +192,30 @@ TEST(EtJsonBadInput, ProgressReachesTheEnd) {
 
 }  // namespace
 }  // namespace etb::trace
+
+namespace etb::trace {
+namespace {
+// Our own torch 1.13 + gloo sample: invalid JSON (the pg config string is
+// written unescaped) and c10d::allreduce_ with no record_param_comms below.
+TEST(EtJsonFleet, Gloo113DdpGetsCollectivesFromC10dOps) {
+  const std::string path = std::string(ETB_SOURCE_DIR) + "/fleet_samples/ddp2/ddp2.rank1.et.json.gz";
+  if (!std::ifstream(path)) GTEST_SKIP() << path << " not recorded yet";
+  const Trace t = readEtJson(path);
+  ASSERT_FALSE(t.repairs.empty());
+  EXPECT_NE(t.repairs[0].what.find("repaired JSON"), std::string::npos);
+  ASSERT_EQ(t.process_groups.size(), 1u);
+  EXPECT_EQ(t.process_groups[0].backend, "cpu:gloo");
+  EXPECT_EQ(t.world_size, 2);
+  ASSERT_GE(t.comms.size(), 1u);
+  for (const CommInfo& c : t.comms) {
+    EXPECT_EQ(c.type, CommType::kAllReduce);
+    EXPECT_EQ(c.dtype, DType::kFloat);
+    EXPECT_GT(c.in_elems, 0u);
+    EXPECT_EQ(c.pg, 0);
+  }
+  for (const Node& n : t.nodes) {
+    if (n.comm >= 0) EXPECT_EQ(t.name(n).rfind("c10d::", 0), 0u);
+  }
+}
+}  // namespace
+}  // namespace etb::trace
