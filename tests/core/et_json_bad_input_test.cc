@@ -214,7 +214,9 @@ TEST(EtJsonFleet, Gloo113DdpGetsCollectivesFromC10dOps) {
     EXPECT_EQ(c.pg, 0);
   }
   for (const Node& n : t.nodes) {
-    if (n.comm >= 0) EXPECT_EQ(t.name(n).rfind("c10d::", 0), 0u);
+    if (n.comm >= 0) {
+      EXPECT_EQ(t.name(n).rfind("c10d::", 0), 0u);
+    }
   }
 }
 }  // namespace
