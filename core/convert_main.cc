@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// et_convert IN OUT
+// et_convert IN OUT [--strict]
 // Converts between PyTorch ET JSON (.json, .json.gz) and Chakra (.et,
 // .et.gz), chosen by OUT's extension. Multi-rank input (a "%d" pattern or a
 // folder) writes one file per rank: OUT holds "%d", or OUT is a prefix and
@@ -48,8 +48,9 @@ bool isMultiRank(const std::string& in) {
   return in.find("%d") != std::string::npos || std::filesystem::is_directory(in, ec);
 }
 
-void convertOne(const std::string& in, const std::string& out) {
+void convertOne(const std::string& in, const std::string& out, bool strict) {
   etb::trace::ReadOptions options;
+  options.strict = strict;
   etb::ProgressBar bar = etb::ProgressBar::onTerminal("reading " + in);
   options.progress = bar.callback();
   const etb::trace::Trace trace = etb::trace::readTrace(in, options);
@@ -59,21 +60,21 @@ void convertOne(const std::string& in, const std::string& out) {
             << ")\n";
 }
 
-int convert(const std::string& in, const std::string& out) {
+int convert(const std::string& in, const std::string& out, bool strict) {
   const bool multi = isMultiRank(in);
   if (extensionOf(out).empty() && (!multi || out.find("%d") != std::string::npos)) {
     ETB_INPUT_ERROR(etb::SourceLoc{out}, "output must end in .json, .json.gz, .et or "
                                          ".et.gz (it picks the format)");
   }
   if (!multi) {
-    convertOne(in, out);
+    convertOne(in, out, strict);
     return 0;
   }
   const std::vector<std::string> inputs = etb::trace::expandRankPaths(in);
   if (inputs.empty()) {
     ETB_INPUT_ERROR(etb::SourceLoc{in}, "no per-rank trace files found");
   }
-  for (size_t r = 0; r < inputs.size(); ++r) convertOne(inputs[r], rankOutput(out, r));
+  for (size_t r = 0; r < inputs.size(); ++r) convertOne(inputs[r], rankOutput(out, r), strict);
   std::cout << "converted " << inputs.size() << " rank(s)\n";
   return 0;
 }
@@ -89,5 +90,7 @@ int main(int argc, char** argv) {
                  "output (.json, .json.gz, .et, .et.gz); for several ranks a "
                  "pattern with %d or a prefix (-> prefix.<rank>.et)")
       ->required();
-  return etb::runTool(app, argc, argv, [&] { return convert(in, out); });
+  bool strict = false;
+  app.add_flag("--strict", strict, "refuse input the reader would have to repair");
+  return etb::runTool(app, argc, argv, [&] { return convert(in, out, strict); });
 }

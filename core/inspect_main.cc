@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// et_inspect TRACE [--kineto K] [--json] [--top N]
+// et_inspect TRACE [--kineto K] [--json] [--top N] [--strict]
 // Prints what a user wants to know first about an execution trace.
 #include <iostream>
 #include <string>
@@ -18,16 +18,19 @@ int main(int argc, char** argv) {
   std::string path;
   std::string kineto;
   bool as_json = false;
+  bool strict = false;
   size_t top = 10;
   app.add_option("trace", path, "PyTorch ET JSON (.json/.json.gz) or Chakra .et")
       ->required();
   app.add_option("--kineto", kineto,
                  "profiler (Kineto) trace of the same run, for operator times");
   app.add_flag("--json", as_json, "print the summary as JSON");
+  app.add_flag("--strict", strict, "refuse a trace the reader would have to repair");
   app.add_option("--top", top, "operators listed per table")->capture_default_str();
 
   return etb::runTool(app, argc, argv, [&] {
     etb::trace::ReadOptions options;
+    options.strict = strict;
     etb::ProgressBar bar = etb::ProgressBar::onTerminal("reading " + path);
     options.progress = bar.callback();
     etb::trace::Trace trace = etb::trace::readTrace(path, options);

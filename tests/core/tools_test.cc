@@ -67,7 +67,7 @@ TEST(EtInspect, KinetoLinkTimesOperators) {
 TEST(EtInspect, BadInputExitsTwoNamingTheFile) {
   const std::string dir = makeTempDir("inspect_bad");
   const std::string bad = dir + "/broken.json";
-  std::ofstream(bad) << "{\"schema\": \"1.1.1\", \"nodes\": [{\"id\": 1, \"na";
+  std::ofstream(bad) << "{\"schema\": \"1.1.1\", \"nodes\": \"oops\"}";
   std::string out;
   EXPECT_EQ(runCommand(kInspect + " " + quote(bad), &out), 2) << out;
   EXPECT_NE(out.find("et_inspect: error:"), std::string::npos) << out;
@@ -75,6 +75,17 @@ TEST(EtInspect, BadInputExitsTwoNamingTheFile) {
   EXPECT_EQ(runCommand(kInspect + " " + quote(dir + "/missing.json"), &out), 2) << out;
   EXPECT_NE(out.find("missing.json"), std::string::npos) << out;
   EXPECT_EQ(runCommand(kInspect + " --no-such-flag x", &out), 2) << out;
+}
+
+TEST(EtInspect, TruncatedFileIsRepairedOrRefusedWithStrict) {
+  const std::string dir = makeTempDir("inspect_trunc");
+  const std::string cut = dir + "/cut.json";
+  std::ofstream(cut) << "{\"schema\": \"1.1.1\", \"nodes\": [{\"id\": 1, \"na";
+  std::string out;
+  ASSERT_EQ(runCommand("ETB_LOG_LEVEL=error " + kInspect + " --json " + quote(cut), &out), 0) << out;
+  EXPECT_GE(nlohmann::json::parse(out).at("repairs").at("count").get<int>(), 1) << out;
+  EXPECT_EQ(runCommand(kInspect + " --strict " + quote(cut), &out), 2) << out;
+  EXPECT_NE(out.find("cut.json"), std::string::npos) << out;
 }
 
 TEST(EtConvert, JsonToChakraToJsonKeepsTheGraph) {

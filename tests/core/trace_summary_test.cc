@@ -128,10 +128,12 @@ TEST(TraceSummary, MatchesIndependentCountsOnRealTrace) {
     for (const auto& a : n.at("attrs")) attrs[a.at("name")] = a.at("value");
     const std::string type = attrs.at("collective_name");
     ++colls[type];
-    ASSERT_EQ(attrs.at("dtype"), "Float");
+    const std::map<std::string, uint64_t> kSize{{"Float", 4}, {"Long", 8}, {"Int", 4},
+                                                {"Double", 8}, {"Half", 2}, {"Byte", 1}};
+    const uint64_t size = kSize.at(attrs.at("dtype").get<std::string>());
     const uint64_t in = attrs.at("in_msg_nelems").get<uint64_t>();
     const uint64_t out = attrs.at("out_msg_nelems").get<uint64_t>();
-    coll_bytes[type] += 4 * std::max(in, out);
+    coll_bytes[type] += size * std::max(in, out);
   }
   const TraceSummary s = summarizeTrace(readTrace(path), 10);
   EXPECT_EQ(s.nodes, file.at("nodes").size());
