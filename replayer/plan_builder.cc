@@ -4,6 +4,7 @@
 
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
+#include "replayer/cpu_rewrites.h"
 #include "replayer/index_rules.h"
 #include "replayer/op_plan.h"
 
@@ -114,6 +115,9 @@ class PlanBuilder {
       *why = "no op schema recorded";
       return false;
     }
+    if (o_.device.is_cpu() && rewriteForCpu(&name, &step.overload, n.inputs, &rewritten_)) {
+      inputs_ = &rewritten_;
+    }
     step.name = name;
     step.op = c10::Dispatcher::singleton().findSchema({name, step.overload});
     if (!step.op) {
@@ -124,17 +128,17 @@ class PlanBuilder {
   }
 
   bool decode(PlanStep& step, std::string* why) {
-    const trace::Node& n = t_.nodes[step.node];
+    const std::vector<trace::Value>& inputs = *inputs_;
     const auto& args = step.op->schema().arguments();
-    if (n.inputs.size() > args.size()) {
+    if (inputs.size() > args.size()) {
       *why = "recorded arguments do not match this libtorch's schema";
       return false;
     }
     DecodeContext ctx{&t_, o_.device, [this](uint32_t t) { return inputSlot(t); }};
     step.args.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
-      if (i < n.inputs.size()) {
-        if (!decodeArg(ctx, n.inputs[i], args[i], &step.args[i], why)) return false;
+      if (i < inputs.size()) {
+        if (!decodeArg(ctx, inputs[i], args[i], &step.args[i], why)) return false;
       } else if (args[i].default_value()) {  // cut off by the observer
         step.args[i].value = *args[i].default_value();
       } else {
@@ -163,6 +167,7 @@ class PlanBuilder {
 
   void addOp(PlanStep& step) {
     ++plan_.coverage.operators;
+    inputs_ = &t_.nodes[step.node].inputs;
     std::string why;
     if (!resolve(step, &why) || !decode(step, &why)) {
       // Outputs stay unproduced: consumers read leaves allocated from the
@@ -199,6 +204,8 @@ class PlanBuilder {
   const trace::Trace& t_;
   const PlanOptions& o_;
   Plan plan_;
+  const std::vector<trace::Value>* inputs_ = nullptr;  // the op's, or rewritten_
+  std::vector<trace::Value> rewritten_;
   std::unordered_map<TensorKey, int32_t, KeyHash> produced_, leaves_;
 };
 }  // namespace

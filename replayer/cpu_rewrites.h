@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+//
+// GPU-only operators with an exact CPU equivalent, used when a GPU trace is
+// replayed with --device cpu (cudnn batch norm backward is the native one
+// with its arguments reordered; pin_memory is a copy).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/trace.h"
+
+namespace etb::replay::detail {
+
+// When `name.overload` has a CPU equivalent, sets the target op and the
+// target's inputs built from `inputs`, and returns true.
+bool rewriteForCpu(std::string* name, std::string* overload,
+                   const std::vector<trace::Value>& inputs, std::vector<trace::Value>* out);
+
+}  // namespace etb::replay::detail
