@@ -138,6 +138,61 @@ void printOps(const std::vector<OpStat>& ops, bool timed, std::ostream& os) {
     os << "  " << s.name << "\n";
   }
 }
+
+void printHeader(const TraceSummary& s, std::ostream& os) {
+  auto known = [](int64_t v) { return v < 0 ? std::string("?") : std::to_string(v); };
+  os << "file:       " << s.path << "\n"
+     << "format:     " << s.format << "\n"
+     << "schema:     " << (s.schema.empty() ? "-" : s.schema) << "\n"
+     << "rank:       " << known(s.rank) << " of " << known(s.world_size) << "\n"
+     << "nodes:      " << s.nodes << " (";
+  for (size_t i = 0; i < s.nodes_by_kind.size(); ++i) {
+    os << (i ? ", " : "") << s.nodes_by_kind[i].first << " " << s.nodes_by_kind[i].second;
+  }
+  os << ")\n"
+     << "operators:  " << s.operators << " calls, " << s.distinct_operators
+     << " distinct\n";
+  if (s.timed_operators > 0) {
+    os << "linked:     " << s.timed_operators << " of " << s.operators
+       << " operators timed (" << std::fixed << std::setprecision(1)
+       << s.linkedPercent() << "%), " << s.kernels << " GPU kernels\n";
+  }
+}
+
+// Collectives, process groups and iterations.
+void printGroups(const TraceSummary& s, std::ostream& os) {
+  os << "\n# collectives\n";
+  if (s.collectives.empty()) os << "  none\n";
+  for (const CollectiveStat& c : s.collectives) {
+    os << "  " << std::left << std::setw(16) << c.type << std::right << std::setw(8)
+       << c.count << " calls " << std::setw(14) << c.bytes << " bytes\n";
+  }
+  os << "\n# process groups\n";
+  if (s.process_groups.empty()) os << "  none\n";
+  for (const ProcessGroup& pg : s.process_groups) {
+    os << "  " << pg.name << "  " << (pg.desc.empty() ? "-" : pg.desc) << "  size "
+       << pg.size << "  ranks " << ranksText(pg.ranks) << "\n";
+  }
+  os << "\n# iterations\n";
+  if (s.iterations.empty()) os << "  none marked\n";
+  for (const IterationStat& it : s.iterations) {
+    os << "  " << (it.name.empty() ? "-" : it.name) << "  " << it.nodes << " nodes";
+    if (it.dur_us >= 0) os << "  " << std::fixed << std::setprecision(1) << it.dur_us << " us";
+    os << "\n";
+  }
+}
+
+void printRepairs(const TraceSummary& s, std::ostream& os) {
+  os << "\n# repairs: " << s.repair_count << "\n";
+  for (const Repair& r : s.first_repairs) {
+    os << "  ";
+    if (r.node_id != 0) os << "node " << r.node_id << ": ";
+    os << r.what << "\n";
+  }
+  if (s.repair_count > s.first_repairs.size()) {
+    os << "  ... " << (s.repair_count - s.first_repairs.size()) << " more\n";
+  }
+}
 }  // namespace
 
 double TraceSummary::linkedPercent() const {
@@ -219,58 +274,15 @@ nlohmann::json summaryToJson(const TraceSummary& s) {
 }
 
 void printSummary(const TraceSummary& s, std::ostream& os) {
-  os << "file:       " << s.path << "\n"
-     << "format:     " << s.format << "\n"
-     << "schema:     " << (s.schema.empty() ? "-" : s.schema) << "\n"
-     << "rank:       " << (s.rank < 0 ? std::string("?") : std::to_string(s.rank))
-     << " of " << (s.world_size < 0 ? std::string("?") : std::to_string(s.world_size))
-     << "\n"
-     << "nodes:      " << s.nodes << " (";
-  for (size_t i = 0; i < s.nodes_by_kind.size(); ++i) {
-    os << (i ? ", " : "") << s.nodes_by_kind[i].first << " " << s.nodes_by_kind[i].second;
-  }
-  os << ")\n"
-     << "operators:  " << s.operators << " calls, " << s.distinct_operators
-     << " distinct\n";
-  if (s.timed_operators > 0) {
-    os << "linked:     " << s.timed_operators << " of " << s.operators
-       << " operators timed (" << std::fixed << std::setprecision(1)
-       << s.linkedPercent() << "%), " << s.kernels << " GPU kernels\n";
-  }
+  printHeader(s, os);
   os << "\n# top operators by count\n";
   printOps(s.top_by_count, false, os);
   if (!s.top_by_time.empty()) {
     os << "\n# top operators by time (inclusive)\n";
     printOps(s.top_by_time, true, os);
   }
-  os << "\n# collectives\n";
-  if (s.collectives.empty()) os << "  none\n";
-  for (const CollectiveStat& c : s.collectives) {
-    os << "  " << std::left << std::setw(16) << c.type << std::right << std::setw(8)
-       << c.count << " calls " << std::setw(14) << c.bytes << " bytes\n";
-  }
-  os << "\n# process groups\n";
-  if (s.process_groups.empty()) os << "  none\n";
-  for (const ProcessGroup& pg : s.process_groups) {
-    os << "  " << pg.name << "  " << (pg.desc.empty() ? "-" : pg.desc) << "  size "
-       << pg.size << "  ranks " << ranksText(pg.ranks) << "\n";
-  }
-  os << "\n# iterations\n";
-  if (s.iterations.empty()) os << "  none marked\n";
-  for (const IterationStat& it : s.iterations) {
-    os << "  " << (it.name.empty() ? "-" : it.name) << "  " << it.nodes << " nodes";
-    if (it.dur_us >= 0) os << "  " << std::fixed << std::setprecision(1) << it.dur_us << " us";
-    os << "\n";
-  }
-  os << "\n# repairs: " << s.repair_count << "\n";
-  for (const Repair& r : s.first_repairs) {
-    os << "  ";
-    if (r.node_id != 0) os << "node " << r.node_id << ": ";
-    os << r.what << "\n";
-  }
-  if (s.repair_count > s.first_repairs.size()) {
-    os << "  ... " << (s.repair_count - s.first_repairs.size()) << " more\n";
-  }
+  printGroups(s, os);
+  printRepairs(s, os);
 }
 
 }  // namespace etb::trace
