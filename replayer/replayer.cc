@@ -111,6 +111,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   // The first iteration checks outputs and follows memory; warm-up when
   // there is one, so the measured iterations carry no checking cost.
   for (int i = 0; i < options.warmup; ++i) exec.runIteration(i == 0, i == 0 ? diag : nullptr);
+  comm.clearCollectiveStats();
   SystemSampler sampler(popts.device.is_cuda() ? popts.device.index() : 0);
   sampler.start();
   std::vector<detail::IterationRecord> records;
@@ -135,6 +136,10 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.comm_backend = comm.backendName();
   r.original_source = options.original_source;
   detail::fillResult(trace, it, plan, records, comm.worldSize(), r);
+  // The backend times each call from post to completion and sizes busbw by
+  // the call's group; the step times above end at the post of an async call.
+  std::vector<CollectiveStat> timed = comm.collectiveStats();
+  if (!timed.empty()) r.collectives = std::move(timed);
   for (TimelineEvent& e : r.timeline) e.rank = comm.rank();
   r.system = sampler.metrics();
   r.system.peak_tensor_bytes = exec.peakBytes();
