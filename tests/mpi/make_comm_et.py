@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Writes small per-rank PyTorch ETs (1.1.0-chakra.0.0.4 layout, as recorded
+by torch's ExecutionTraceObserver) made of record_param_comms nodes with
+comm attrs, a `## process_group:init ##` node and a few aten ops between.
+
+  make_comm_et.py groups OUTDIR   4 ranks: world all_reduce, then all_reduce
+                                  and all_to_all in two groups {0,2} {1,3}
+  make_comm_et.py bench OUTDIR [--world N] [--mb 16 64] [--calls K]
+                                  large all_reduce / all_to_all (benchmark)
+
+Files are OUTDIR/<kind>.rank<R>.et.json. Standard library only, so that the
+tests do not need torch.
+"""
+import argparse
+import json
+import os
+
+
+class Builder:
+    """Appends nodes under one ProfilerStep, ids and rf_ids in order."""
+
+    def __init__(self, rank, device="cpu"):
+        self.rank, self.device = rank, device
+        self.nodes, self.next_id, self.rf = [], 10, 3
+        self.tensor_id = 1000
+        self._node(1, "[pytorch|profiler|execution_trace|process]", 1)
+        self._node(2, "[pytorch|profiler|execution_trace|thread]", 1)
+        self._node(3, "ProfilerStep#1", 2)
+
+    def _attrs(self, schema, extra=()):
+        self.rf += 1
+        base = [("rf_id", "uint64", self.rf), ("fw_parent", "uint64", 0),
+                ("seq_id", "int64", -1), ("scope", "uint64", 0), ("tid", "uint64", 1),
+                ("fw_tid", "uint64", 0), ("op_schema", "string", schema)]
+        return [{"name": n, "type": t, "value": v} for n, t, v in list(base) + list(extra)]
+
+    def _node(self, nid, name, parent, inputs=None, outputs=None, schema="", extra=()):
+        empty = {"values": [], "shapes": [], "types": []}
+        self.nodes.append({"id": nid, "name": name, "ctrl_deps": parent,
+                           "inputs": inputs or empty, "outputs": outputs or empty,
+                           "attrs": self._attrs(schema, extra)})
+
+    def new_id(self):
+        self.next_id += 1
+        return self.next_id
+
+    def tensor(self, numel):
+        """A fresh tensor value [id, storage, offset, numel, elem size, device]."""
+        self.tensor_id += 1
+        return [self.tensor_id, self.tensor_id, 0, numel, 4, self.device]
+
+    def pg_init(self, groups):
+        cfg = [{"pg_name": name, "pg_desc": desc, "backend_config": "cpu:gloo",
+                "ranks": ranks, "group_size": size, "group_count": len(groups)}
+               for name, desc, ranks, size in groups]
+        val = {"values": [json.dumps(cfg)], "shapes": [[]], "types": ["String"]}
+        self._node(4, "## process_group:init ##", 3, inputs=val)
+
+    def mm(self, n):
+        a, b, c = self.tensor(n * n), self.tensor(n * n), self.tensor(n * n)
+        ins = {"values": [a, b], "shapes": [[n, n], [n, n]],
+               "types": ["Tensor(float)", "Tensor(float)"]}
+        outs = {"values": [c], "shapes": [[n, n]], "types": ["Tensor(float)"]}
+        self._node(self.new_id(), "aten::mm", 3, ins, outs,
+                   "aten::mm(Tensor self, Tensor mat2) -> Tensor")
+
+    def add_(self, numel):
+        a, b = self.tensor(numel), self.tensor(numel)
+        ins = {"values": [a, b, 1], "shapes": [[numel], [numel], []],
+               "types": ["Tensor(float)", "Tensor(float)", "Int"]}
+        outs = {"values": [a], "shapes": [[numel]], "types": ["Tensor(float)"]}
+        self._node(self.new_id(), "aten::add_", 3, ins, outs,
+                   "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) "
+                   "-> Tensor(a!)")
+
+    def comm(self, coll, numel, pg, start, stride, size, seq, out_numel=None):
+        """One record_param_comms node as c10d's gloo/nccl backends record it."""
+        out_numel = numel if out_numel is None else out_numel
+        t_in = self.tensor(numel)
+        t_out = t_in if coll == "allreduce" else self.tensor(out_numel)
+        name, desc = pg
+        ins = {"values": [[t_in], seq, [name, desc], self.rank, coll, [], [], start, stride, size],
+               "shapes": [[[numel]], [], [[], []], [], [], [], [], [], [], []],
+               "types": ["GenericList[Tensor(float)]", "Int", "Tuple[String,String]", "Int",
+                         "String", "GenericList[]", "GenericList[]", "Int", "Int", "Int"]}
+        outs = {"values": [[t_out]], "shapes": [[[out_numel]]],
+                "types": ["GenericList[Tensor(float)]"]}
+        extra = [("collective_name", "string", coll), ("dtype", "string", "Float"),
+                 ("in_msg_nelems", "uint64", numel), ("out_msg_nelems", "uint64", out_numel),
+                 ("in_split_size", "string", "[]"), ("out_split_size", "string", "[]"),
+                 ("global_rank_start", "uint64", start), ("global_rank_stride", "uint64", stride),
+                 ("pg_name", "string", name), ("pg_desc", "string", desc),
+                 ("pg_size", "uint64", size)]
+        self._node(self.new_id(), "record_param_comms", 3, ins, outs, "", extra)
+
+    def write(self, path):
+        doc = {"schema": "1.1.0-chakra.0.0.4", "pid": 1000 + self.rank,
+               "time": "2025-01-01 00:00:00", "start_ts": 1, "finish_ts": 2, "nodes": self.nodes}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+
+def groups_trace(rank):
+    """World all_reduce; then the even ranks {0,2} and odd ranks {1,3} each
+    run an all_reduce and an all_to_all in their own group (stride 2)."""
+    world = ("0", "default_pg")
+    sub = ("1", "even") if rank % 2 == 0 else ("2", "odd")
+    b = Builder(rank)
+    b.pg_init([("0", "default_pg", [], 4), ("1", "even", [0, 2], 2), ("2", "odd", [1, 3], 2)])
+    b.mm(32)
+    b.comm("allreduce", 4096, world, 0, 1, 4, 1)
+    b.add_(4096)
+    b.comm("allreduce", 1024 * (1 + rank % 2), sub, rank % 2, 2, 2, 1)
+    b.mm(16)
+    b.comm("all_to_all", 2048, sub, rank % 2, 2, 2, 2)
+    b.comm("allreduce", 256, world, 0, 1, 4, 2)
+    return b
+
+
+def bench_trace(rank, world, mbs, calls):
+    b = Builder(rank)
+    b.pg_init([("0", "default_pg", [], world)])
+    seq = 0
+    for mb in mbs:
+        numel = int(mb * 1024 * 1024 / 4) // world * world
+        for coll in ("allreduce", "all_to_all"):
+            for _ in range(calls):
+                seq += 1
+                b.comm(coll, numel, ("0", "default_pg"), 0, 1, world, seq)
+    return b
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("kind", choices=["groups", "bench"])
+    p.add_argument("outdir")
+    p.add_argument("--world", type=int, default=2)
+    p.add_argument("--mb", type=float, nargs="+", default=[16, 64])
+    p.add_argument("--calls", type=int, default=1, help="calls per size and type (bench)")
+    a = p.parse_args()
+    os.makedirs(a.outdir, exist_ok=True)
+    world = 4 if a.kind == "groups" else a.world
+    for r in range(world):
+        b = groups_trace(r) if a.kind == "groups" else bench_trace(r, world, a.mb, a.calls)
+        b.write(os.path.join(a.outdir, f"{a.kind}.rank{r}.et.json"))
+
+
+if __name__ == "__main__":
+    main()
