@@ -175,7 +175,15 @@ void printGroups(const TraceSummary& s, std::ostream& os) {
   }
   os << "\n# iterations\n";
   if (s.iterations.empty()) os << "  none marked\n";
-  for (const IterationStat& it : s.iterations) {
+  // A long capture has hundreds of steps: the text lists the first few, the
+  // JSON all of them.
+  constexpr size_t kMaxIterations = 10;
+  for (size_t i = 0; i < s.iterations.size(); ++i) {
+    const IterationStat& it = s.iterations[i];
+    if (i == kMaxIterations) {
+      os << "  ... " << (s.iterations.size() - i) << " more\n";
+      break;
+    }
     os << "  " << (it.name.empty() ? "-" : it.name) << "  " << it.nodes << " nodes";
     if (it.dur_us >= 0) os << "  " << std::fixed << std::setprecision(1) << it.dur_us << " us";
     os << "\n";
