@@ -38,6 +38,20 @@ TEST(EtInspect, JsonNamesSchemaAndCountsNodes) {
   EXPECT_FALSE(j.at("collectives").empty());
 }
 
+TEST(EtInspect, ReadsChakraWithCollectiveBytes) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  // ASTRA-sim's 4-NPU 1 MB all_reduce: one COMM_COLL node of comm_size 1 MiB.
+  const std::string et = dir + "/astra-sim/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et";
+  std::string out;
+  ASSERT_EQ(runCommand(kInspect + " --json " + quote(et), &out), 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j.at("format"), "chakra-protobuf");
+  EXPECT_EQ(j.at("nodes"), 1);
+  ASSERT_EQ(j.at("collectives").size(), 1u);
+  EXPECT_EQ(j.at("collectives").at(0).at("type"), "all_reduce");
+  EXPECT_EQ(j.at("collectives").at(0).at("bytes"), 1048576);
+}
+
 TEST(EtInspect, TextReportHasEverySection) {
   ETB_REQUIRE_SHARED_TRACES(dir);
   std::string out;
