@@ -74,11 +74,12 @@ class Builder:
                    "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) "
                    "-> Tensor(a!)")
 
-    def comm(self, coll, numel, pg, start, stride, size, seq, out_numel=None):
-        """One record_param_comms node as c10d's gloo/nccl backends record it."""
+    def comm(self, coll, numel, pg, start, stride, size, seq, out_numel=None, tensors=None):
+        """One record_param_comms node as c10d's gloo/nccl backends record it;
+        `tensors` = (in, out) reuses earlier buffers as a loop would."""
         out_numel = numel if out_numel is None else out_numel
-        t_in = self.tensor(numel)
-        t_out = t_in if coll == "allreduce" else self.tensor(out_numel)
+        t_in = tensors[0] if tensors else self.tensor(numel)
+        t_out = tensors[1] if tensors else t_in if coll == "allreduce" else self.tensor(out_numel)
         name, desc = pg
         ins = {"values": [[t_in], seq, [name, desc], self.rank, coll, [], [], start, stride, size],
                "shapes": [[[numel]], [], [[], []], [], [], [], [], [], [], []],
@@ -118,16 +119,20 @@ def groups_trace(rank):
     return b
 
 
-def bench_trace(rank, world, mbs, calls):
+def bench_trace(rank, world, mbs, calls, reuse):
+    """`calls` calls per size and type; with `reuse` they share one buffer
+    (in-place all_reduce, send/recv pair for all_to_all) like a plain loop."""
     b = Builder(rank)
     b.pg_init([("0", "default_pg", [], world)])
     seq = 0
     for mb in mbs:
         numel = int(mb * 1024 * 1024 / 4) // world * world
         for coll in ("allreduce", "all_to_all"):
+            t_in = b.tensor(numel)
+            shared = (t_in, t_in if coll == "allreduce" else b.tensor(numel)) if reuse else None
             for _ in range(calls):
                 seq += 1
-                b.comm(coll, numel, ("0", "default_pg"), 0, 1, world, seq)
+                b.comm(coll, numel, ("0", "default_pg"), 0, 1, world, seq, tensors=shared)
     return b
 
 
@@ -138,11 +143,12 @@ def main():
     p.add_argument("--world", type=int, default=2)
     p.add_argument("--mb", type=float, nargs="+", default=[16, 64])
     p.add_argument("--calls", type=int, default=1, help="calls per size and type (bench)")
+    p.add_argument("--reuse", action="store_true", help="bench: calls of a size share buffers")
     a = p.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
     world = 4 if a.kind == "groups" else a.world
     for r in range(world):
-        b = groups_trace(r) if a.kind == "groups" else bench_trace(r, world, a.mb, a.calls)
+        b = groups_trace(r) if a.kind == "groups" else bench_trace(r, world, a.mb, a.calls, a.reuse)
         b.write(os.path.join(a.outdir, f"{a.kind}.rank{r}.et.json"))
 
 
