@@ -6,7 +6,7 @@
 # this test instead of stalling the suite. Exit 77 = skipped.
 #   ddp2      fleet DDP sample, 2 ranks: both collectives replayed
 #   dlrm      PARAM 8-rank DLRM set (CUDA trace) on cpu, 8 ranks oversubscribed
-#   groups    4 ranks, collectives in two sub-groups {0,2} {1,3}
+#   groups    4 ranks (TRACE a folder), collectives in two sub-groups {0,2} {1,3}
 #   world     2 per-rank traces for a 3-rank job: clear error
 #   preflight ddp2 with rank 1's first collective removed: pre-flight names it
 #   kill      kill -9 one rank mid-replay: whole job ends non-zero within 30 s
@@ -70,8 +70,9 @@ dlrm)
   check_report "$tmp/r.json" 8 2 all_reduce@* all_to_allv@*
   ;;
 groups)
-  "$py" "$src/tests/mpi/make_comm_et.py" groups "$tmp" || fail "trace generator"
-  launch 4 120 "$tmp/groups.rank%d.et.json" --device cpu --threads 1 --warmup 1 --iters 1 \
+  # TRACE as a folder of per-rank files (groups.rank<R>.et.json).
+  "$py" "$src/tests/mpi/make_comm_et.py" groups "$tmp/traces" || fail "trace generator"
+  launch 4 120 "$tmp/traces" --device cpu --threads 1 --warmup 1 --iters 1 \
     --report-json "$tmp/r.json"
   [ "$rc" -eq 0 ] || fail "exit $rc"
   # Rank 0 sits in the even group "1": its sub-group calls are reported there.
