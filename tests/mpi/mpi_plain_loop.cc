@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   // Buffers live for the whole run, as the replay's tensors do.
   std::map<std::pair<double, int>, std::vector<float>> bufs;
   auto buffer = [&](double mb, int idx, int elems) -> float* {
-    std::vector<float>& v = bufs[{mb, a.distinct ? idx : idx % 2}];
+    std::vector<float>& v = bufs[{mb, idx}];
     if (v.empty()) v.assign(static_cast<size_t>(elems), 1.0f);
     return v.data();
   };
@@ -93,8 +93,11 @@ int main(int argc, char** argv) {
       for (const char* type : {"all_reduce", "all_to_all"}) {
         const bool ar = std::strcmp(type, "all_reduce") == 0;
         for (int c = 0; c < a.calls; ++c) {
-          // Shared: one send and one recv buffer; distinct: 2 per call and type.
-          const int idx = 2 * (c + (ar ? 0 : a.calls));
+          // As the trace lays them out (make_comm_et.py bench): shared = one
+          // all_reduce buffer and one all_to_all pair per size (not the same
+          // memory: a buffer still in cache would flatter the loop);
+          // distinct = own buffers for every call.
+          const int idx = a.distinct ? 2 * (c + (ar ? 0 : a.calls)) : (ar ? 0 : 2);
           float* send = buffer(mb, idx, elems);
           float* recv = ar ? nullptr : buffer(mb, idx + 1, elems);
           const double t0 = nowUs();
