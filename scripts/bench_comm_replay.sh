@@ -26,16 +26,23 @@ tmp=$(mktemp -d /tmp/etb_bench_comm_replay_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 python3 tests/mpi/make_comm_et.py bench "$tmp/shared" --world "$np" --mb "${mbs[@]}" --calls "$calls" --reuse
 python3 tests/mpi/make_comm_et.py bench "$tmp/distinct" --world "$np" --mb "${mbs[@]}" --calls "$calls"
+replay() {  # LAYOUT ROUND
+  timeout 600 mpirun -np "$np" --oversubscribe "$build/replayer/et_replay" \
+    "$tmp/$1/bench.rank%d.et.json" --device cpu --threads 1 --warmup "$warmup" \
+    --iters "$iters" --quiet --log-level warn --report-json "$tmp/replay.$1.$2.json"
+}
+plain() {  # LAYOUT ROUND
+  local flag=()
+  [ "$1" = distinct ] && flag=(--distinct)
+  timeout 600 mpirun -np "$np" --oversubscribe "$build/tests/mpi/etb_mpi_plain_loop" \
+    --mb "${mbs[@]}" --calls "$calls" --warmup "$warmup" --iters "$iters" "${flag[@]}" \
+    >"$tmp/plain.$1.$2.txt"
+}
 for r in $(seq "$rounds"); do
   for layout in shared distinct; do
-    timeout 600 mpirun -np "$np" --oversubscribe "$build/replayer/et_replay" \
-      "$tmp/$layout/bench.rank%d.et.json" --device cpu --threads 1 --warmup "$warmup" \
-      --iters "$iters" --quiet --log-level warn --report-json "$tmp/replay.$layout.$r.json"
-    flag=()
-    [ "$layout" = distinct ] && flag=(--distinct)
-    timeout 600 mpirun -np "$np" --oversubscribe "$build/tests/mpi/etb_mpi_plain_loop" \
-      --mb "${mbs[@]}" --calls "$calls" --warmup "$warmup" --iters "$iters" "${flag[@]}" \
-      >"$tmp/plain.$layout.$r.txt"
+    # ABBA order, so a load trend does not favour the side that runs first.
+    if [ $((r % 2)) -eq 1 ]; then replay "$layout" "$r"; plain "$layout" "$r"
+    else plain "$layout" "$r"; replay "$layout" "$r"; fi
   done
 done
 python3 - "$tmp" "$rounds" "$np" <<'PY'
