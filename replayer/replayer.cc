@@ -16,6 +16,7 @@
 #include "replayer/report_json.h"
 #include "replayer/result_builder.h"
 #include "replayer/system_metrics.h"
+#include "replayer/threads.h"
 #include "replayer/timer.h"
 
 namespace etb::replay {
@@ -92,7 +93,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   if (options.iters < 1 || options.warmup < 0) {
     ETB_INPUT_ERROR(SourceLoc{"--iters"}, "need --iters >= 1 and --warmup >= 0");
   }
-  if (options.threads > 0) at::set_num_threads(options.threads);
+  if (options.threads > 0) setIntraOpThreads(options.threads);
   detail::PlanOptions popts;
   popts.device = replayDevice(trace, options.device);
   popts.zipf_alpha = parseIndexDist(options.index_dist);

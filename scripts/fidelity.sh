@@ -14,7 +14,13 @@
 #   FIDELITY_TRACE  committed (default: fleet_samples/<name>/<name>.et.json.gz) or fresh
 #                   (replay the trace recorded in this run)
 #   FIDELITY_KEEP   set to keep the work directory (printed at the end)
+#   FIDELITY_ROUNDS rounds of (original, replay) measured alternately (default 3); the table
+#                   compares the medians over rounds, so a noisy spell on a shared machine
+#                   hits both sides instead of one
 set -euo pipefail
+# One thread means one thread: torch.set_num_threads / at::set_num_threads leave a pthread
+# OpenBLAS on every core (et_replay --threads also limits it, python's original does not).
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 cd "$(dirname "$0")/.."
 REPLAY="${ETB_REPLAY:-build/replayer/et_replay}"
 PY="${ETB_PYTHON:-/usr/bin/python3}"
@@ -38,22 +44,29 @@ esac
 WORK="$(mktemp -d -t etb-fidelity.XXXXXX)"
 if [ -z "${FIDELITY_KEEP:-}" ]; then trap 'rm -rf "$WORK"' EXIT; fi
 
+ROUNDS="${FIDELITY_ROUNDS:-3}"
 for name in "${SAMPLES[@]}"; do
   if [ ! -f "fleet_samples/$name/$name.meta.json" ]; then
     echo "fidelity.sh: unknown sample '$name' (no fleet_samples/$name/$name.meta.json)" >&2
     exit 2
   fi
-  echo "== $name: measuring the original (threads 1)" >&2
-  "$PY" fleet_samples/record.py --model "$name" --out-dir "$WORK/$name" --threads 1 \
-    --warmup 3 --iters 10 >&2
-  trace="fleet_samples/$name/$name.et.json.gz"
-  [ "$TRACE_KIND" = fresh ] && trace="$WORK/$name/$name.et.json.gz"
-  echo "== $name: replaying $trace" >&2
-  # a failed replay is reported in the table (no report file), not fatal for the other samples
-  "$REPLAY" "$trace" --device cpu --threads 1 --warmup 3 --iters 10 \
-    --report-json "$WORK/$name.json" >"$WORK/$name.replay.log" 2>&1 \
-    || { echo "fidelity.sh: et_replay failed on $trace (exit $?); last lines:" >&2;
-         tail -n 15 "$WORK/$name.replay.log" >&2; }
+done
+for ((r = 1; r <= ROUNDS; r++)); do
+  for name in "${SAMPLES[@]}"; do
+    RW="$WORK/r$r"
+    mkdir -p "$RW"
+    echo "== round $r/$ROUNDS $name: measuring the original (threads 1)" >&2
+    "$PY" fleet_samples/record.py --model "$name" --out-dir "$RW/$name" --threads 1 \
+      --warmup 3 --iters 10 >&2
+    trace="fleet_samples/$name/$name.et.json.gz"
+    [ "$TRACE_KIND" = fresh ] && trace="$RW/$name/$name.et.json.gz"
+    echo "== round $r/$ROUNDS $name: replaying $trace" >&2
+    # a failed replay is reported in the table (no report file), not fatal for the others
+    "$REPLAY" "$trace" --device cpu --threads 1 --warmup 3 --iters 10 \
+      --report-json "$RW/$name.json" >"$RW/$name.replay.log" 2>&1 \
+      || { echo "fidelity.sh: et_replay failed on $trace (exit $?); last lines:" >&2;
+           tail -n 15 "$RW/$name.replay.log" >&2; }
+  done
 done
 
 status=0

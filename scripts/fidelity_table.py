@@ -2,7 +2,9 @@
 """Fidelity table for scripts/fidelity.sh: original (measured now) vs replay, per sample.
 
 usage: fidelity_table.py WORKDIR NAME...   (reads WORKDIR/<name>/<name>.meta.json for the
-original and WORKDIR/<name>.json, et_replay's --report-json, for the replay)
+original and WORKDIR/<name>.json, et_replay's --report-json, for the replay; when WORKDIR holds
+round folders r1, r2, ... each is read and the medians over rounds are compared, because the
+original and the replay were measured alternately to spread the machine's noise over both)
 Exits 1 if a compute-bound sample's replay is more than LIMIT_PCT off, 2 on missing results.
 """
 import json
@@ -37,6 +39,29 @@ def loadRow(workdir, name):
     return meta, float(replay), coverage, None
 
 
+def median(values):
+    values = sorted(values)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2.0
+
+
+def loadRounds(workdir, name):
+    """(meta, original median, replay median, coverage, problem) over the round folders."""
+    rounds = sorted(d for d in os.listdir(workdir) if d.startswith("r") and d[1:].isdigit())
+    dirs = [os.path.join(workdir, d) for d in rounds] or [workdir]
+    originals, replays, meta, coverage = [], [], None, ""
+    for d in dirs:
+        meta, replay, coverage_d, problem = loadRow(d, name)
+        if problem:
+            return meta, None, None, None, problem
+        originals.append(meta["original"]["iter_ms_median"])
+        replays.append(replay)
+        coverage = coverage_d
+    if len(dirs) > 1:
+        coverage = ("%s; %d rounds" % (coverage, len(dirs))).lstrip("; ")
+    return meta, median(originals), median(replays), coverage, None
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -44,8 +69,9 @@ def main(argv):
     workdir, names = argv[1], argv[2:]
     rows, errors, ratios, failed, missing = [], [], [], [], []
     for name in names:
-        meta, replay, coverage, problem = loadRow(workdir, name)
-        original = meta["original"]["iter_ms_median"]
+        meta, original, replay, coverage, problem = loadRounds(workdir, name)
+        if original is None and meta is not None:
+            original = meta["original"]["iter_ms_median"]
         bound = bool(meta.get("compute_bound"))
         if problem:
             rows.append((name, original, None, None, bound, problem))

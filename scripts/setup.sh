@@ -39,6 +39,7 @@ if [ "${1:-}" = "--test" ]; then
                  -DNCCL_HOME="$CUDA_ROOT")
   fi
 fi
-cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" > "$BUILD_DIR.cmake.log" 2>&1 || {
-  cat "$BUILD_DIR.cmake.log"; exit 1; }
+mkdir -p "$BUILD_DIR"
+cmake -S . -B "$BUILD_DIR" "${CMAKE_ARGS[@]}" > "$BUILD_DIR/configure.log" 2>&1 || {
+  cat "$BUILD_DIR/configure.log"; exit 1; }
 cmake --build "$BUILD_DIR" -j"$(nproc)"
