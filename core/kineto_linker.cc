@@ -4,6 +4,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,17 +55,21 @@ int64_t intOf(dom::element e) {
   uint64_t u = 0;
   if (e.get_uint64().get(u) == simdjson::SUCCESS) return static_cast<int64_t>(u);
   double d = 0;
-  if (e.get_double().get(d) == simdjson::SUCCESS) return static_cast<int64_t>(d);
+  if (e.get_double().get(d) == simdjson::SUCCESS) {
+    // Out-of-range doubles would be undefined to convert: no usable id.
+    return std::isfinite(d) && d >= 0 && d < 9.2e18 ? static_cast<int64_t>(d) : -1;
+  }
   // Some writers quote ids (pid "0", tid "stream 7").
   std::string_view s;
   if (e.get_string().get(s) == simdjson::SUCCESS) {
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 10 - 1;
     int64_t v = 0;
     bool digits = false;
     for (char c : s) {
-      if (c >= '0' && c <= '9') {
-        v = v * 10 + (c - '0');
-        digits = true;
-      }
+      if (c < '0' || c > '9') continue;
+      if (v > kMax) return -1;  // longer than any id: found by the fuzzer
+      v = v * 10 + (c - '0');
+      digits = true;
     }
     return digits ? v : -1;
   }
@@ -98,12 +104,12 @@ bool parseEvent(dom::object obj, Event* ev) {
   return true;
 }
 
-std::vector<Event> loadEvents(const std::string& path, std::string* text) {
-  *text = readFileMaybeGzip(path, simdjson::SIMDJSON_PADDING);
+// `text` must have simdjson::SIMDJSON_PADDING bytes of capacity past size().
+std::vector<Event> loadEvents(const std::string& path, const std::string& text) {
   static thread_local dom::parser parser;
   dom::element root;
   SourceLoc loc{path, 0, SourceLoc::kNoNode, ""};
-  if (const auto err = parser.parse(text->data(), text->size(), false).get(root)) {
+  if (const auto err = parser.parse(text.data(), text.size(), false).get(root)) {
     ETB_INPUT_ERROR(loc, "not a Kineto trace: JSON error: ", simdjson::error_message(err));
   }
   dom::array events;
@@ -235,8 +241,13 @@ void timeIterations(Trace& trace, const std::vector<Event>& events, int64_t pid)
 }  // namespace
 
 LinkStats linkKineto(Trace& trace, const std::string& kineto_path) {
-  std::string text;
-  const std::vector<Event> events = loadEvents(kineto_path, &text);
+  return linkKinetoText(trace, readFileMaybeGzip(kineto_path, simdjson::SIMDJSON_PADDING),
+                        kineto_path);
+}
+
+LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name) {
+  text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  const std::vector<Event> events = loadEvents(name, text);
   std::unordered_map<uint64_t, uint32_t> by_rf;
   for (uint32_t i = 0; i < trace.nodes.size(); ++i) {
     if (trace.nodes[i].rf_id != 0) by_rf.emplace(trace.nodes[i].rf_id, i);

@@ -21,4 +21,8 @@ struct LinkStats {
 // correlation id, and the iterations' durations from ProfilerStep events.
 LinkStats linkKineto(Trace& trace, const std::string& kineto_path);
 
+// Same, from the (already decompressed) text of a profiler trace; `name` is
+// used in error messages. Bad JSON or no traceEvents array: InputError.
+LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name);
+
 }  // namespace etb::trace

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Writes seed corpora for the fuzzers from small real traces.
 
-    make_fuzz_seeds.py TRACES_DIR OUT_DIR   -> OUT_DIR/et_json, OUT_DIR/chakra
+    make_fuzz_seeds.py TRACES_DIR OUT_DIR   -> OUT_DIR/et_json, OUT_DIR/chakra, OUT_DIR/kineto
 
 Seeds are whole tiny traces plus slices of bigger ones (the first nodes of a
 JSON trace, the first messages of a Chakra stream) that stay valid, so the
@@ -67,6 +67,20 @@ def chakra_slices(name, data, out, counts=(2, 10, 40)):
             write(out, f"{name}.first{n}", data[:ends[n - 1]])
 
 
+def kineto_slices(name, data, out, counts=(20, 200)):
+    """Whole trace when small, plus traces of its first N events."""
+    if len(data) <= 64 * 1024:
+        write(out, name + ".json", data)
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return
+    events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
+    for n in counts:
+        if n < len(events):
+            write(out, f"{name}.first{n}.json", json.dumps(dict(traceEvents=events[:n])).encode())
+
+
 def write(out, name, data):
     with open(os.path.join(out, name.replace("/", "_")), "wb") as f:
         f.write(data)
@@ -75,8 +89,13 @@ def write(out, name, data):
 def main():
     traces, out = sys.argv[1], sys.argv[2]
     et_dir, ch_dir = os.path.join(out, "et_json"), os.path.join(out, "chakra")
-    os.makedirs(et_dir, exist_ok=True)
-    os.makedirs(ch_dir, exist_ok=True)
+    k_dir = os.path.join(out, "kineto")
+    for d in (et_dir, ch_dir, k_dir):
+        os.makedirs(d, exist_ok=True)
+    for rel in ["hta/benchmark_simple_add_trace.json.gz", "param/linear_kineto.json.gz"]:
+        path = os.path.join(traces, rel)
+        if os.path.exists(path):
+            kineto_slices(os.path.basename(rel).split(".")[0], read(path), k_dir)
     for rel in ["hta/benchmark_simple_add_et.json.gz", "param/pt2_et.json",
                 "param/linear_et.json.gz", "param/at-fe2a39d0/resnet_et.json.gz",
                 "param/1.1.0-chakra.0.0.4/resnet_2gpu_et.json.gz"]:
@@ -97,7 +116,7 @@ def main():
         path = os.path.join(traces, rel)
         if os.path.exists(path):
             chakra_slices(rel.replace("/", "_"), read(path), ch_dir)
-    for d in (et_dir, ch_dir):
+    for d in (et_dir, ch_dir, k_dir):
         print(f"{d}: {len(os.listdir(d))} seeds", file=sys.stderr)
 
 

@@ -126,5 +126,23 @@ TEST(KinetoLinker, BadKinetoFileIsAnInputError) {
   EXPECT_THROW(linkKineto(t, dir + "/missing.json"), InputError);
 }
 
+// Found by tests/fuzz/kineto_fuzz.cc: a quoted id with more digits than an
+// int64 holds overflowed while being parsed. Such ids now match nothing.
+TEST(KinetoLinker, OversizedIdsMatchNothing) {
+  Trace t;
+  Node n;
+  n.id = 5;
+  n.kind = NodeKind::kOperator;
+  n.rf_id = 5;
+  n.name = t.strings.intern("aten::op");
+  t.nodes.push_back(n);
+  const LinkStats s = linkKinetoText(t, R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::op", "pid": "184467440737095516150", "tid": 1,
+     "ts": 1e300, "dur": 5, "args": {"External id": "99999999999999999999999",
+     "Record function id": 1e30}}]})", "oversized.json");
+  EXPECT_EQ(s.linked_operators, 0u);
+  EXPECT_LT(t.nodes[0].dur_us, 0);
+}
+
 }  // namespace
 }  // namespace etb::trace
