@@ -30,8 +30,11 @@ fi
 
 BUILD_DIR="${ETB_BUILD_DIR:-build}"
 CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release)
-if [ "${1:-}" = "--test" ]; then
-  CMAKE_ARGS+=(-DETB_WERROR=ON -DETB_BUILD_TESTS=ON)
+if [ "${1:-}" != "--test" ]; then
+  # The tools only: tests and benchmarks build in the test configuration.
+  CMAKE_ARGS+=(-DETB_BUILD_TESTS=OFF -DETB_BUILD_BENCHMARKS=OFF)
+else
+  CMAKE_ARGS+=(-DETB_WERROR=ON -DETB_BUILD_TESTS=ON -DETB_BUILD_BENCHMARKS=ON)
   CUDA_ROOT="${CUDA_HOME:-/usr/local/cuda}"
   if [ -f "$CUDA_ROOT/include/cuda_runtime.h" ] && [ -f "$CUDA_ROOT/include/nccl.h" ]; then
     echo "== CUDA toolkit with NCCL at $CUDA_ROOT: building the GPU code too"
