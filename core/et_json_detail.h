@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/trace.h"
 #include "core/trace_io.h"
@@ -27,5 +28,21 @@ void classifyNodes(Trace& t, const ReadOptions& options);
 // 1-based line of the node with this id in `text` (0 when not found); only
 // used to point error messages at the right place.
 uint64_t lineOfNode(std::string_view text, NodeId id);
+
+// The "nodes" array of a document cut into chunks at element boundaries.
+// Chunk k spans text[cuts[k]] to text[cuts[k + 1]]: the array's '[' or a
+// separating ',' to a ',' or the array's ']', and holds counts[k] elements.
+struct NodeSplit {
+  std::vector<size_t> cuts;
+  std::vector<size_t> counts;
+  size_t count = 0;  // elements in the whole array
+};
+
+// Scans the top level of `text` (string-aware, no parsing) and cuts its
+// "nodes" array after every `chunk_bytes` or so. False when the layout is
+// not a plain {"key": value, ...} object with one "nodes" array: the caller
+// then parses the whole document. Only right for valid JSON; the caller
+// must still have simdjson check every byte.
+bool splitNodes(std::string_view text, size_t chunk_bytes, NodeSplit* out);
 
 }  // namespace etb::trace::detail

@@ -3,7 +3,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "core/base/error.h"
@@ -18,6 +20,10 @@ namespace {
 namespace dom = simdjson::dom;
 using simdjson::dom::element_type;
 using Elem = dom::element;
+
+// Nodes parsed per DOM: bounds the parser's memory (about 14 bytes per
+// input byte) while keeping per-parse overhead negligible.
+constexpr size_t kChunkBytes = size_t{4} << 20;
 
 bool isInteger(const Elem& e) {
   return e.type() == element_type::INT64 || e.type() == element_type::UINT64;
@@ -267,18 +273,12 @@ dom::array readHeader(Elem root, Trace& t) {
   if (what.compare(0, prefix.size(), prefix) == 0) what.erase(0, prefix.size());
   throw InputError(std::move(loc), what);
 }
-}  // namespace
 
-Trace readEtJson(const std::string& path, const ReadOptions& options) {
-  return readEtJsonText(readFileMaybeGzip(path, simdjson::SIMDJSON_PADDING), path, options);
-}
 
-Trace readEtJsonText(std::string text, const std::string& name, const ReadOptions& options) {
-  if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
-    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-  }
+// The old single-DOM read: the fallback for whatever the chunked read
+// cannot vouch for (invalid JSON to repair, unusual top levels).
+Trace readWhole(std::string& text, const std::string& name, const ReadOptions& options) {
   const size_t total = text.size();
-  if (options.progress) options.progress(0, total);
   Trace t;
   t.path = name;
   t.format = SourceFormat::kPyTorchEtJson;
@@ -303,6 +303,120 @@ Trace readEtJsonText(std::string text, const std::string& name, const ReadOption
   } catch (const InputError& e) {
     rethrowWithLine(e, doc);
   }
+  return t;
+}
+
+// Parses chunk k of the nodes array in place: its separators become '[' and
+// ']' for the parse and are put back before anything can throw.
+bool parseChunk(dom::parser& parser, std::string& text, const detail::NodeSplit& split, size_t k,
+                dom::array* out) {
+  const size_t a = split.cuts[k], b = split.cuts[k + 1];
+  const char first = text[a], last = text[b];
+  text[a] = '[';
+  text[b] = ']';
+  Elem root;
+  const simdjson::error_code err = parser.parse(text.data() + a, b - a + 1, false).get(root);
+  text[a] = first;
+  text[b] = last;
+  if (err != simdjson::SUCCESS || !root.is_array()) return false;
+  *out = root.get_array().value_unsafe();
+  return countOf(*out) == split.counts[k];
+}
+
+// Everything but the nodes array, which becomes [].
+bool parseHeader(dom::parser& parser, const std::string& text, const detail::NodeSplit& split, Elem* root) {
+  std::string head;
+  head.reserve(text.size() - (split.cuts.back() - split.cuts.front()) + simdjson::SIMDJSON_PADDING);
+  head.append(text, 0, split.cuts.front());
+  head += "[]";
+  head.append(text, split.cuts.back() + 1, std::string::npos);
+  return parser.parse(head.data(), head.size(), false).get(*root) == simdjson::SUCCESS;
+}
+
+// Header, then one chunk at a time through one parser, so the DOM never
+// holds more than a chunk. Empty when some piece is not valid JSON: the
+// whole-document path then repairs or rejects it exactly as it always has.
+std::optional<Trace> readChunked(std::string& text, const std::string& name, const ReadOptions& options,
+                                 const detail::NodeSplit& split) {
+  const size_t total = text.size(), chunks = split.counts.size();
+  Trace t;
+  t.path = name;
+  t.format = SourceFormat::kPyTorchEtJson;
+  dom::parser parser;
+  // A chunk sits one level shallower than in the document.
+  if (parser.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, simdjson::DEFAULT_MAX_DEPTH - 1) !=
+      simdjson::SUCCESS) {
+    return std::nullopt;
+  }
+  size_t parsed = 0;  // chunks known to be valid JSON
+  try {
+    {
+      dom::parser head_parser;
+      Elem root;
+      if (!parseHeader(head_parser, text, split, &root)) return std::nullopt;
+      readHeader(root, t);
+    }
+    t.nodes.resize(split.count);
+    NodeReader reader(t, name);
+    size_t i = 0;
+    for (size_t k = 0; k < chunks; ++k) {
+      dom::array nodes;
+      if (!parseChunk(parser, text, split, k, &nodes)) return std::nullopt;
+      parsed = k + 1;
+      for (Elem e : nodes) {
+        reader.read(e, i, &t.nodes[i]);
+        ++i;
+        if (options.progress && (i & 4095) == 0) {
+          options.progress(total / 10 + total * 9 / 10 * i / split.count, total);
+        }
+      }
+    }
+    t.finalize();
+    detail::checkGraph(t, options);
+    detail::classifyNodes(t, options);
+  } catch (const InputError& e) {
+    // The whole-document parse rejected bad JSON before any of these
+    // checks, so this error stands only if the rest parses too.
+    dom::array ignored;
+    for (size_t k = parsed; k < chunks; ++k) {
+      if (!parseChunk(parser, text, split, k, &ignored)) return std::nullopt;
+    }
+    rethrowWithLine(e, text);
+  }
+  return t;
+}
+}  // namespace
+
+Trace readEtJson(const std::string& path, const ReadOptions& options) {
+  return readEtJsonText(readFileMaybeGzip(path, simdjson::SIMDJSON_PADDING), path, options);
+}
+
+Trace readEtJsonText(std::string text, const std::string& name, const ReadOptions& options) {
+  if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  }
+  const size_t total = text.size();
+  if (options.progress) options.progress(0, total);
+  // Small files still get a few chunks, so every test exercises the cuts.
+  const size_t chunk_bytes = std::min<size_t>(std::max<size_t>(total / 64, 1), kChunkBytes);
+  detail::NodeSplit split;
+  if (detail::splitNodes(text, chunk_bytes, &split)) {
+    std::optional<Trace> t = readChunked(text, name, options, split);
+    if (t) {
+      if (options.progress) options.progress(total, total);
+      return std::move(*t);
+    }
+  }
+  // Progress may already be past where the whole-document read restarts.
+  size_t reported = 0;
+  ReadOptions whole = options;
+  if (options.progress) {
+    whole.progress = [&](size_t done, size_t all) {
+      reported = std::max(reported, done);
+      options.progress(reported, all);
+    };
+  }
+  Trace t = readWhole(text, name, whole);
   if (options.progress) options.progress(total, total);
   return t;
 }
