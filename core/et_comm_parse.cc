@@ -47,7 +47,7 @@ class Classifier {
       } else if (name == kPgInitName) {
         n.kind = NodeKind::kMetadata;
         parseProcessGroups(t_, options_, n, &pg_by_backend_);
-      } else if (name.rfind("ProfilerStep#", 0) == 0) {
+      } else if (isProfilerStep(name)) {
         n.kind = NodeKind::kMarker;
       } else if (n.op_schema != 0 && t_.str(n.op_schema).rfind("c10d::", 0) != 0) {
         n.kind = NodeKind::kOperator;

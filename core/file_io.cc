@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
-#include <fstream>
 #include <memory>
 
 #include "core/base/error.h"
@@ -82,14 +81,6 @@ std::string readFileMaybeGzip(const std::string& path, size_t padding) {
   std::string raw = readRaw(path, padding);
   if (!isGzip(raw)) return raw;
   return inflateGzip(path, raw, padding);
-}
-
-bool looksGzipped(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[2] = {0, 0};
-  f.read(magic, 2);
-  return f.gcount() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-         static_cast<unsigned char>(magic[1]) == 0x8b;
 }
 
 void writeFileMaybeGzip(const std::string& path, const std::string& data) {

@@ -12,9 +12,6 @@ namespace etb {
 // missing, unreadable, or a corrupt/truncated gzip stream.
 std::string readFileMaybeGzip(const std::string& path, size_t padding = 0);
 
-// True when the first bytes are the gzip magic.
-bool looksGzipped(const std::string& path);
-
 // Writes `data` to `path`, gzip-compressed when the path ends in ".gz".
 // Throws RuntimeError on failure.
 void writeFileMaybeGzip(const std::string& path, const std::string& data);

@@ -220,7 +220,7 @@ void attachKernels(Trace& trace, const std::vector<Event>& events, int64_t pid,
 void timeIterations(Trace& trace, const std::vector<Event>& events, int64_t pid) {
   std::unordered_map<std::string_view, const Event*> steps;
   for (const Event& ev : events) {
-    if (ev.cat == Cat::kHost && ev.pid == pid && ev.name.rfind("ProfilerStep#", 0) == 0) {
+    if (ev.cat == Cat::kHost && ev.pid == pid && isProfilerStep(ev.name)) {
       steps.emplace(ev.name, &ev);
     }
   }

@@ -111,10 +111,11 @@ constexpr std::array<std::string_view, 10> kNodeKindNames{{
     "metadata", "kernel", "memory",
 }};
 
+}  // namespace
+
 bool isProfilerStep(std::string_view name) {
   return name.rfind("ProfilerStep#", 0) == 0;
 }
-}  // namespace
 
 DType parseDType(std::string_view name) {
   for (const auto& [text, dtype] : kDTypeAliases) {

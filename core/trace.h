@@ -169,6 +169,10 @@ enum class NodeKind : uint8_t {
 };
 std::string_view nodeKindName(NodeKind kind);
 
+// "ProfilerStep#N": the iteration marker torch.profiler (and our recorder)
+// emits, in the ET and in the profiler trace alike.
+bool isProfilerStep(std::string_view name);
+
 struct Node {
   NodeId id = 0;
   StrId name = 0;
