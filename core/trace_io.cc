@@ -12,11 +12,11 @@
 #include <string_view>
 
 #include "core/base/error.h"
-#include "core/chakra_reader.h"
-#include "core/chakra_writer.h"
-#include "core/et_json_reader.h"
-#include "core/et_json_writer.h"
-#include "core/file_io.h"
+#include "core/chakra/chakra_reader.h"
+#include "core/chakra/chakra_writer.h"
+#include "core/pytorch_et/et_json_reader.h"
+#include "core/pytorch_et/et_json_writer.h"
+#include "core/base/file_io.h"
 
 namespace etb::trace {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 
 namespace etb::trace {
 

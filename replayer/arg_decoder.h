@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 #include "replayer/op_plan.h"
 
 namespace etb::replay::detail {

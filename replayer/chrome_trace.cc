@@ -4,7 +4,7 @@
 #include <set>
 #include <utility>
 
-#include "core/file_io.h"
+#include "core/base/file_io.h"
 
 namespace etb::replay {
 namespace {

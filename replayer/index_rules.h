@@ -6,7 +6,7 @@
 // earlier op computes is whatever that op computed).
 #pragma once
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 #include "replayer/op_plan.h"
 
 namespace etb::replay::detail {

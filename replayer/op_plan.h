@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 #include "replayer/op_selection.h"
 #include "replayer/replay_result.h"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 
 namespace etb::replay {
 

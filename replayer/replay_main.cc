@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include "core/base/log.h"
-#include "core/kineto_linker.h"
-#include "core/tool_main.h"
+#include "core/kineto/kineto_linker.h"
+#include "core/tools/tool_main.h"
 #include "core/trace_io.h"
 #include "replayer/chrome_trace.h"
 #include "replayer/replayer.h"

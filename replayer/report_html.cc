@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "core/file_io.h"
+#include "core/base/file_io.h"
 #include "replayer/report_svg.h"
 #include "replayer/report_util.h"
 

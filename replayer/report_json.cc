@@ -2,7 +2,7 @@
 #include "replayer/report_json.h"
 
 #include "core/base/error.h"
-#include "core/file_io.h"
+#include "core/base/file_io.h"
 
 namespace etb::replay {
 namespace {

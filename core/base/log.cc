@@ -26,7 +26,7 @@ std::atomic<int>& levelRef() {
 
 std::atomic<int> gRank{-1};
 
-// "core/trace.cc" rather than the absolute build path.
+// "core/model/trace.cc" rather than the absolute build path.
 const char* shortPath(const char* file) {
   for (const char* root : {"/core/", "/replayer/", "/generator/", "/composer/",
                            "/tools/", "/tests/", "/benchmarks/"}) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/base/error.h"
-#include "core/trace.h"
+#include "core/model/trace.h"
 
 namespace etb::replay::comm {
 

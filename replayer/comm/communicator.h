@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 #include "replayer/replay_result.h"
 
 namespace etb::replay {

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 
 namespace etb::replay::comm {
 

@@ -10,7 +10,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 #include "replayer/comm/comm_plan.h"
 
 namespace etb::replay::comm {

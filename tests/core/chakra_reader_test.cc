@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/chakra_reader.h"
+#include "core/chakra/chakra_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/base/error.h"
-#include "core/file_io.h"
+#include "core/base/file_io.h"
 #include "tests/core/chakra_test_util.h"
 #include "tests/test_util.h"
 

@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <set>
 
-#include "core/chakra_reader.h"
-#include "core/chakra_writer.h"
-#include "core/et_json_reader.h"
-#include "core/file_io.h"
-#include "core/trace_compare.h"
+#include "core/chakra/chakra_reader.h"
+#include "core/chakra/chakra_writer.h"
+#include "core/pytorch_et/et_json_reader.h"
+#include "core/base/file_io.h"
+#include "core/model/trace_compare.h"
 #include "schemas/et_def.pb.h"
 #include "tests/core/chakra_test_util.h"
 #include "tests/test_util.h"

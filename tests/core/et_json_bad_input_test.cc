@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/et_json_reader.h"
+#include "core/pytorch_et/et_json_reader.h"
 #include "tests/test_util.h"
 
 namespace etb::trace {

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/et_json_reader.h"
-#include "core/file_io.h"
-#include "core/trace_compare.h"
+#include "core/pytorch_et/et_json_reader.h"
+#include "core/base/file_io.h"
+#include "core/model/trace_compare.h"
 #include "tests/test_util.h"
 
 namespace etb::trace {

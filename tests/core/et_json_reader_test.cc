@@ -9,10 +9,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "core/et_json_reader.h"
-#include "core/et_json_writer.h"
-#include "core/file_io.h"
-#include "core/trace_compare.h"
+#include "core/pytorch_et/et_json_reader.h"
+#include "core/pytorch_et/et_json_writer.h"
+#include "core/base/file_io.h"
+#include "core/model/trace_compare.h"
 #include "tests/test_util.h"
 
 namespace etb::trace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "core/et_json_reader.h"
-#include "core/et_json_writer.h"
-#include "core/trace_compare.h"
+#include "core/pytorch_et/et_json_reader.h"
+#include "core/pytorch_et/et_json_writer.h"
+#include "core/model/trace_compare.h"
 #include "tests/test_util.h"
 
 namespace etb::trace {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "core/kineto_linker.h"
+#include "core/kineto/kineto_linker.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
 #include "core/base/error.h"
-#include "core/et_json_reader.h"
-#include "core/file_io.h"
+#include "core/pytorch_et/et_json_reader.h"
+#include "core/base/file_io.h"
 #include "tests/test_util.h"
 
 namespace etb::trace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/trace_compare.h"
+#include "core/model/trace_compare.h"
 #include "core/trace_io.h"
 #include "tests/test_util.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/trace_summary.h"
+#include "core/tools/trace_summary.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/file_io.h"
-#include "core/progress.h"
+#include "core/base/file_io.h"
+#include "core/base/progress.h"
 #include "core/trace_io.h"
 #include "tests/test_util.h"
 

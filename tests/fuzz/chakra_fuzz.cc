@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/chakra_reader.h"
+#include "core/chakra/chakra_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

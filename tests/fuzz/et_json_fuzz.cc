@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/et_json_reader.h"
+#include "core/pytorch_et/et_json_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/kineto_linker.h"
-#include "core/trace.h"
+#include "core/kineto/kineto_linker.h"
+#include "core/model/trace.h"
 
 namespace {
 etb::trace::Trace makeTrace() {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 #include "replayer/comm/communicator.h"
 
 namespace etb::test {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
-#include "core/file_io.h"
+#include "core/base/file_io.h"
 #include "replayer/chrome_trace.h"
 #include "tests/replayer/report_fixture.h"
 #include "tests/test_util.h"

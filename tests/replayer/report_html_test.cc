@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/file_io.h"
+#include "core/base/file_io.h"
 #include "replayer/report_html.h"
 #include "tests/replayer/report_fixture.h"
 #include "tests/test_util.h"

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/base/error.h"
-#include "core/file_io.h"
+#include "core/base/file_io.h"
 #include "replayer/report_json.h"
 #include "tests/replayer/report_fixture.h"
 #include "tests/test_util.h"

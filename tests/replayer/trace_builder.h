@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/trace.h"
+#include "core/model/trace.h"
 
 namespace etb::test {
 
