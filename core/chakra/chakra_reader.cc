@@ -167,6 +167,13 @@ class NodeReader {
       return true;
     }
     if (name.compare(0, 4, "etb_") != 0) return false;
+    if (name.rfind(chakra::kEtbOrigPrefix, 0) == 0) {
+      Attr orig = chakra::attrFromProto(t_, a);
+      orig.name = t_.strings.intern(name.substr(std::string_view(chakra::kEtbOrigPrefix).size()));
+      n->attrs.push_back(std::move(orig));
+      return true;
+    }
+    if (i && name == chakra::kEtbOrigType) n->chakra_type = static_cast<uint8_t>(*i);
     const bool dbl = a.value_case() == pb::AttributeProto::kDoubleVal;
     if (dbl && name == chakra::kEtbDur) n->dur_us = a.double_val();
     if (dbl && name == chakra::kEtbStart) n->start_us = a.double_val();
