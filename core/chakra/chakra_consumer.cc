@@ -88,8 +88,8 @@ std::optional<Attr> toConsumerKind(Trace& s, const Trace& t, const Attr& a, cons
       }
       break;
   }
-  out.value.type = out.value.kind == ValueKind::kList ? out.type : out.value.type;
-  if (out.value.kind != ValueKind::kList) out.value.type = out.type;
+  // The type a plain read of the written kind gives back (see plainAttr).
+  if (out.value.kind != ValueKind::kBool) out.value.type = out.type;
   return out;
 }
 

@@ -39,7 +39,8 @@ void NodeAttrWriter::add(std::vector<Canon>* out, const char* name, Value v, con
   a.name = scratch_.strings.intern(name);
   a.type = scratch_.strings.intern(kind);
   a.value = std::move(v);
-  a.value.type = a.type;  // what a plain read of this kind gives back
+  // What a plain read of this kind gives back (a bool keeps makeBool's type).
+  if (a.value.kind != ValueKind::kBool) a.value.type = a.type;
   out->push_back({name, std::move(a)});
 }
 

@@ -87,20 +87,34 @@ class Planner {
     }
     for (size_t i = 0; i < n; ++i) {
       const Node& x = t_.nodes[i];
-      if (x.dur_us < 0 || !isScheduled(x)) continue;
+      if (x.dur_us < 0) continue;
       if (inside[i] || x.kind == NodeKind::kWait) {
         exclusive_[i] = 0;
       } else if (isComm(x) || x.kind == NodeKind::kKernel) {
         exclusive_[i] = x.dur_us;
       } else {
-        double self = x.dur_us;
-        for (uint32_t k : kids_[i]) {
-          const Node& c = t_.nodes[k];
-          if (c.dur_us >= 0 && c.tid == x.tid && c.kind != NodeKind::kKernel) self -= c.dur_us;
-        }
-        exclusive_[i] = std::max(0.0, self);
+        exclusive_[i] = std::max(0.0, x.dur_us - timedBelow(i));
       }
     }
+  }
+
+  // Time of the nearest timed descendants on the node's thread (through
+  // untimed ones, as nesting in the profile would have it).
+  double timedBelow(size_t i) const {
+    double sum = 0;
+    std::vector<uint32_t> stack(kids_[i].begin(), kids_[i].end());
+    while (!stack.empty()) {
+      const Node& c = t_.nodes[stack.back()];
+      const uint32_t k = stack.back();
+      stack.pop_back();
+      if (c.tid != t_.nodes[i].tid || c.kind == NodeKind::kKernel) continue;
+      if (c.dur_us >= 0) {
+        sum += c.dur_us;
+      } else {
+        stack.insert(stack.end(), kids_[k].begin(), kids_[k].end());
+      }
+    }
+    return sum;
   }
 
   void order() {
@@ -111,7 +125,6 @@ class Planner {
     size_t last_global = kNone;
     for (size_t i = 0; i < t_.nodes.size(); ++i) {
       const Node& x = t_.nodes[i];
-      if (!isScheduled(x)) continue;
       if (x.kind == NodeKind::kKernel) {
         if (s_.ctrl[i]) add(i, x.parent);
         const auto it = last_on_stream.find(streamOf(t_, x));
@@ -184,9 +197,7 @@ class Planner {
 
 }  // namespace
 
-bool isScheduled(const Node& n) {
-  return n.kind != NodeKind::kRoot && n.kind != NodeKind::kMetadata;
-}
+bool isScheduled(const Node& n) { return n.kind != NodeKind::kKernel; }
 
 Schedule planSchedule(const Trace& t) { return Planner(t).run(); }
 

@@ -23,7 +23,8 @@
 //    simulator decides how long it blocks.
 //  - A GPU kernel node depends on the op that launched it (its parent) and on
 //    the previous kernel of its stream.
-//  - Root and metadata nodes are not scheduled.
+//  - Root and metadata nodes are in the chain too (they carry no time), so
+//    a data_deps-only feeder has exactly one node ready at the start.
 // Durations are rounded to whole microseconds with the rounding error carried
 // along each thread, so a thread's sum stays within 0.5 us of the measured sum.
 // A trace that already has data_deps (read from Chakra) keeps its own order
@@ -45,7 +46,7 @@ struct Schedule {
 
 Schedule planSchedule(const Trace& t);
 
-// True for nodes the synthesized order runs (not roots or metadata).
+// True for nodes in their thread's chain (all but GPU kernel nodes).
 bool isScheduled(const Node& n);
 
 }  // namespace etb::trace::chakra

@@ -264,6 +264,8 @@ LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name
     const auto n = key > 0 ? by_rf.find(static_cast<uint64_t>(key)) : by_rf.end();
     if (n == by_rf.end() || !linked.insert(n->second).second) continue;
     Node& node = trace.nodes[n->second];
+    // Same ids, other names: most likely a profile of another run.
+    stats.name_mismatches += ev.name != trace.name(node) ? 1 : 0;
     node.start_us = ev.ts;
     node.dur_us = ev.dur;
     if (ev.ext >= 0) node_by_ext.emplace(ev.ext, n->second);
