@@ -16,12 +16,13 @@
 #include "replayer/report_html.h"
 #include "replayer/report_json.h"
 #include "replayer/report_text.h"
+#include "replayer/timed_trace.h"
 
 namespace {
 using namespace etb;
 
 struct Flags {
-  std::string trace, kineto, report_json, report_html, chrome_trace, log_level;
+  std::string trace, kineto, report_json, report_html, chrome_trace, log_level, timed_trace;
   double comm_timeout = 0;
   bool quiet = false;
   replay::ReplayOptions options;
@@ -47,6 +48,9 @@ void addFlags(CLI::App& app, Flags& f) {
   app.add_option("--report-html", f.report_html, "write a self-contained HTML report");
   app.add_option("--chrome-trace", f.chrome_trace, "write the replay timeline (Perfetto)");
   app.add_option("--comm-timeout", f.comm_timeout, "seconds any one collective may take (0 = none)");
+  app.add_option("--write-timed-trace", f.timed_trace,
+                 "write the trace back with each op's median replay time (.et for a "
+                 "simulator; %d = rank)");
   app.add_option("--log-level", f.log_level, "debug, info, warn, error");
   app.add_flag("--quiet", f.quiet, "no terminal report");
 }
@@ -85,6 +89,12 @@ int replayMain(Flags& f, int argc, char** argv) {
     replay::ReplayDiagnostics diag;
     const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
+    const bool own_file = f.timed_trace.find("%d") != std::string::npos;
+    if (!f.timed_trace.empty() && (own_file || comm->rank() == 0)) {
+      const auto s = replay::writeTimedTrace(t, r, f.timed_trace, comm->rank());
+      ETB_LOG(kInfo) << "timed trace: " << s.timed << " nodes with measured times, " << s.skipped
+                     << " skipped ops without";
+    }
     if (comm->rank() != 0) return 0;
     if (!f.quiet) replay::printReport(r, std::cout);
     if (!f.report_json.empty()) replay::writeReportJson(r, f.report_json);
