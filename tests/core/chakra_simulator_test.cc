@@ -341,6 +341,23 @@ TEST(ChakraForSimulators, KinetoDurationsAreTheProfilersExclusiveTimes) {
   }
 }
 
+TEST(ChakraForSimulators, EveryPublicChakraFileConformsAfterConversion) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  std::vector<std::string> files = listFiles(dir, {".et"});
+  for (const std::string& f : extractArchive(dir + "/astra-sim/at-bd321122/resnet_dp.tar")) {
+    if (f.find("resnet_dp.0.et") != std::string::npos) files.push_back(f);
+  }
+  const std::string tmp = makeTempDir("public_chakra");
+  size_t n = 0;
+  for (const std::string& f : files) {
+    const std::string et = tmp + "/" + std::to_string(n++) + ".et";
+    convert(q(f) + " " + q(et));
+    SCOPED_TRACE(f);
+    expectConforms(et);
+  }
+  EXPECT_GE(n, 20u);
+}
+
 TEST(ChakraForSimulators, KinetoOfAnotherRunIsRefused) {
   const std::string tmp = makeTempDir("kineto_bad");
   std::string out;
