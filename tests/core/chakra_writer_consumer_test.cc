@@ -168,5 +168,38 @@ TEST(ChakraWriterConsumer, ExclusiveTimesNeverCountAChildTwice) {
   }
 }
 
+TEST(ChakraWriterConsumer, GpuKernelsFollowTheirLauncherAndTheirStream) {
+  Trace t;
+  addNode(t, 1, 0, "aten::mm", NodeKind::kOperator, 10);
+  addNode(t, 2, 0, "aten::relu", NodeKind::kOperator, 4);
+  auto kernel = [&](NodeId id, NodeId launcher, int64_t stream) {
+    Node& k = addNode(t, id, launcher, "sgemm_kernel", NodeKind::kKernel, 50);
+    Attr a;
+    a.name = t.strings.intern("stream");
+    a.type = t.strings.intern("int64");
+    a.value = makeInt(t, stream, "int64");
+    k.attrs.push_back(a);
+  };
+  kernel(3, 1, 7);
+  kernel(4, 2, 7);
+  kernel(5, 2, 9);
+  t.finalize();
+  const std::string bytes = writeChakraBytes(t);
+  std::map<uint64_t, std::vector<uint64_t>> deps;
+  std::map<uint64_t, bool> cpu;
+  for (const pb::Node& n : nodesOf(bytes)) {
+    deps[n.id()].assign(n.data_deps().begin(), n.data_deps().end());
+    cpu[n.id()] = attrOf(n, "is_cpu_op")->bool_val();
+  }
+  EXPECT_EQ(deps[3], std::vector<uint64_t>{1});        // its launch
+  EXPECT_EQ(deps[4], (std::vector<uint64_t>{2, 3}));   // its launch, then stream 7's previous
+  EXPECT_EQ(deps[5], std::vector<uint64_t>{2});        // stream 9 runs beside stream 7
+  EXPECT_EQ(deps[2], std::vector<uint64_t>{1});        // the CPU chain ignores kernels
+  EXPECT_TRUE(cpu[1]);
+  EXPECT_FALSE(cpu[3]);  // on the GPU lane of the simulator
+  const test::Conformance c = test::checkChakraConformance(bytes);
+  EXPECT_TRUE(c.violations.empty()) << c.summary();
+}
+
 }  // namespace
 }  // namespace etb::trace
