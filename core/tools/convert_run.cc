@@ -74,10 +74,11 @@ Trace readOne(const std::string& in, const ConvertOptions& o, const std::string&
   // Ids are counters that restart every run: another run's profile links
   // by id but to events of other names.
   if (share < o.min_linked_share || s.name_mismatches * 10 > s.linked_nodes) {
-    ETB_INPUT_ERROR(SourceLoc{kineto}, "profile does not belong to ", in, ": ", s.linked_operators,
+    ETB_INPUT_ERROR(SourceLoc{kineto}, "profile does not match ", in, " by id: ", s.linked_operators,
                     " of ", s.operators, " operators (", pct.str(), ") link by '", s.key, "', and ",
                     s.name_mismatches, " of ", s.linked_nodes,
-                    " linked nodes to an event of another name; is it from another run?");
+                    " linked nodes to an event of another name (a profile of another run, or "
+                    "one whose ids do not correspond); not linked");
   }
   out << "linked " << kineto << ": " << s.linked_operators << " of " << s.operators
       << " operators (" << pct.str() << "), " << s.linked_nodes << " nodes timed, " << s.kernels
