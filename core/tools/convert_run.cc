@@ -125,24 +125,37 @@ std::string commGroupPath(const std::string& out) {
 }
 
 namespace {
-// Members of each recorded group: the ranks a trace records for it, else the
-// ranks (file order = simulator rank) whose traces use it.
-std::map<std::string, std::set<int64_t>> groupMembers(const std::vector<Trace>& ts) {
-  std::map<std::string, std::set<int64_t>> used;
-  for (size_t r = 0; r < ts.size(); ++r) {
-    for (const trace::CommInfo& c : ts[r].comms) {
-      const std::string key = trace::chakra::pgKey(ts[r], c);
-      if (!key.empty()) used[key].insert(static_cast<int64_t>(r));
+// What a per-rank set needs to know before any rank is written: every
+// recorded group key (for set-wide ids) and each group's members: the ranks a
+// trace records for it, else the ranks (file order = simulator rank) whose
+// traces use it.
+class GroupTable {
+ public:
+  void add(const Trace& t, int64_t rank) {
+    for (const trace::CommInfo& c : t.comms) {
+      const std::string key = trace::chakra::pgKey(t, c);
+      keys_.push_back(key);
+      if (!key.empty()) used_[key].insert(rank);
     }
-  }
-  for (const Trace& t : ts) {
     for (const trace::ProcessGroup& pg : t.process_groups) {
-      const auto it = used.find(pg.name);
-      if (it != used.end() && !pg.ranks.empty()) it->second = {pg.ranks.begin(), pg.ranks.end()};
+      if (!pg.ranks.empty()) recorded_.emplace(pg.name, std::set<int64_t>(pg.ranks.begin(), pg.ranks.end()));
     }
   }
-  return used;
-}
+  std::map<std::string, std::string> ids() const { return trace::chakra::assignPgIds(keys_); }
+  std::map<std::string, std::set<int64_t>> members() const {
+    std::map<std::string, std::set<int64_t>> out = used_;
+    for (auto& [key, ranks] : out) {
+      const auto it = recorded_.find(key);
+      if (it != recorded_.end()) ranks = it->second;
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::string> keys_;
+  std::map<std::string, std::set<int64_t>> used_;
+  std::map<std::string, std::set<int64_t>> recorded_;
+};
 
 std::string groupJson(const std::map<std::string, std::string>& ids,
                       const std::map<std::string, std::set<int64_t>>& members) {
@@ -175,24 +188,39 @@ int convertSet(const ConvertOptions& o, const std::vector<std::string>& inputs, 
   if (!o.kineto.empty() && o.kineto.find("%d") == std::string::npos) {
     ETB_INPUT_ERROR(SourceLoc{o.kineto}, "--kineto for several ranks needs a pattern with %d");
   }
-  std::vector<Trace> traces;
-  std::vector<std::string> keys;
+  // Group ids must agree across ranks, so every rank is read before any is
+  // written; traces are kept for the second pass while they fit the budget,
+  // later ones are read again.
+  std::vector<Trace> kept;
+  GroupTable groups_seen;
+  size_t held = 0;
+  auto kinetoOf = [&](size_t r) { return o.kineto.empty() ? std::string() : withRank(o.kineto, r); };
   for (size_t r = 0; r < inputs.size(); ++r) {
-    traces.push_back(readOne(inputs[r], o, o.kineto.empty() ? "" : withRank(o.kineto, r), out));
-    for (const trace::CommInfo& c : traces.back().comms) keys.push_back(trace::chakra::pgKey(traces.back(), c));
+    Trace t = readOne(inputs[r], o, kinetoOf(r), out);
+    groups_seen.add(t, static_cast<int64_t>(r));
+    held += t.memoryBytes();
+    if (held <= o.keep_bytes) kept.push_back(std::move(t));
   }
   trace::ChakraWriteOptions w;
-  w.pg_ids = trace::chakra::assignPgIds(keys);
-  for (size_t r = 0; r < traces.size(); ++r) writeOut(traces[r], rankOutput(o.out, r), w, out);
+  w.pg_ids = groups_seen.ids();
+  for (size_t r = 0; r < inputs.size(); ++r) {
+    if (r < kept.size()) {
+      writeOut(kept[r], rankOutput(o.out, r), w, out);
+      kept[r] = Trace();
+    } else {
+      std::ostringstream quiet;  // the link was reported in the first pass
+      writeOut(readOne(inputs[r], o, kinetoOf(r), quiet), rankOutput(o.out, r), w, out);
+    }
+  }
   out << "converted " << inputs.size() << " rank(s)\n";
   if (!isChakra(rankOutput(o.out, 0))) return 0;
   std::string groups;
   if (!w.pg_ids.empty()) {
     groups = commGroupPath(o.out);
-    writeFileMaybeGzip(groups, groupJson(w.pg_ids, groupMembers(traces)));
+    writeFileMaybeGzip(groups, groupJson(w.pg_ids, groups_seen.members()));
     out << "wrote " << groups << " (" << w.pg_ids.size() << " communicator group(s))\n";
   }
-  handOff(o, traces.size(), groups, out);
+  handOff(o, inputs.size(), groups, out);
   return 0;
 }
 }  // namespace

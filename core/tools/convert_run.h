@@ -6,6 +6,7 @@
 // hand-off (rank count, files, ASTRA-sim flags).
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -19,6 +20,9 @@ struct ConvertOptions {
   // Below this share of operators linked, a --kineto file is refused as a
   // profile of another run.
   double min_linked_share = 0.5;
+  // A per-rank set is read twice when its traces do not fit this many bytes
+  // (group ids must agree across ranks before any rank is written).
+  size_t keep_bytes = size_t{1} << 30;
 };
 
 // Throws InputError for bad input (exit 2 in the tool). Returns 0.

@@ -12,11 +12,13 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
 #include "core/base/file_io.h"
+#include "core/tools/convert_run.h"
 #include "core/trace_io.h"
 #include "tests/core/chakra_conformance.h"
 #include "tests/test_util.h"
@@ -356,6 +358,22 @@ TEST(ChakraForSimulators, EveryPublicChakraFileConformsAfterConversion) {
     expectConforms(et);
   }
   EXPECT_GE(n, 20u);
+}
+
+TEST(ChakraForSimulators, SetTooBigToHoldIsReadTwiceWithTheSameResult) {
+  const std::string tmp = makeTempDir("twice");
+  std::ostringstream log;
+  tools::ConvertOptions o;
+  o.in = kFleet + "/ddp2/ddp2.rank%d.et.json.gz";
+  o.out = tmp + "/held";
+  tools::runConvert(o, log);
+  o.out = tmp + "/reread";
+  o.keep_bytes = 0;  // nothing held: every rank is read again to be written
+  tools::runConvert(o, log);
+  for (const char* r : {".0.et", ".1.et"}) {
+    EXPECT_EQ(readFileMaybeGzip(tmp + "/held" + r), readFileMaybeGzip(tmp + "/reread" + r)) << r;
+  }
+  EXPECT_EQ(readFileMaybeGzip(tmp + "/held.comm_group.json"), readFileMaybeGzip(tmp + "/reread.comm_group.json"));
 }
 
 TEST(ChakraForSimulators, KinetoOfAnotherRunIsRefused) {
