@@ -256,6 +256,13 @@ class NodeReader {
   const std::string& file_;
 };
 
+bool isKernelNode(const pb::Node& pn) {
+  for (const pb::AttributeProto& a : pn.attr()) {
+    if (a.name() == chakra::kEtbKernelNode) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Trace readChakraBytes(const std::string& bytes, const std::string& name,
@@ -284,6 +291,7 @@ Trace readChakraBytes(const std::string& bytes, const std::string& name,
     if (!pn.ParseFromArray(msg.data(), static_cast<int>(msg.size()))) {
       framer.fail("not a valid Chakra Node message");
     }
+    if (isKernelNode(pn)) continue;  // Trace::kernels come back from etb_trace
     pending.emplace_back();
     reader.read(pn, framer.index() - 1, sched_deps, &pending.back());
     if (options.progress) options.progress(framer.pos(), bytes.size());

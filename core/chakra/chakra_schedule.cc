@@ -55,6 +55,7 @@ class Planner {
     times();
     order();
     round();
+    kernels();
     return std::move(s_);
   }
 
@@ -73,7 +74,8 @@ class Planner {
   // Exclusive time per node; comm subtrees as described in the header.
   void times() {
     const size_t n = t_.nodes.size();
-    std::vector<bool> inside(n, false);
+    std::vector<bool>& inside = inside_;
+    inside.assign(n, false);
     for (size_t i = 0; i < n; ++i) {
       if (!isComm(t_.nodes[i])) continue;
       std::vector<uint32_t> stack(kids_[i].begin(), kids_[i].end());
@@ -181,6 +183,44 @@ class Planner {
     }
   }
 
+  // Profiler kernels as GPU nodes, in launch order (launching node, then
+  // start), rounded with the error carried per stream.
+  void kernels() {
+    std::vector<size_t> order;
+    for (size_t k = 0; k < t_.kernels.size(); ++k) {
+      const size_t i = t_.indexOf(t_.kernels[k].node);
+      if (i < t_.nodes.size() && !inside_[i] && !isComm(t_.nodes[i])) order.push_back(k);
+    }
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const KernelEvent& x = t_.kernels[a];
+      const KernelEvent& y = t_.kernels[b];
+      return x.node != y.node ? x.node < y.node : x.start_us < y.start_us;
+    });
+    NodeId next = t_.nodes.empty() ? 1 : t_.nodes.back().id + 1;
+    std::map<int64_t, std::pair<NodeId, std::pair<double, int64_t>>> stream;  // last id, sums
+    size_t c = 0;  // next comm node index, in id order
+    for (size_t k : order) {
+      const KernelEvent& e = t_.kernels[k];
+      for (; c < t_.nodes.size() && t_.nodes[c].id < e.node; ++c) waitForStreams(c, stream);
+      KernelNode kn{k, next++, {e.node}, 0};
+      auto& [last, sums] = stream[e.stream];
+      if (last != 0) kn.data.push_back(last);
+      sums.first += std::max(0.0, e.dur_us);
+      kn.micros = std::max<int64_t>(0, std::llround(sums.first) - sums.second);
+      sums.second += kn.micros;
+      last = kn.id;
+      s_.kernels.push_back(std::move(kn));
+    }
+    for (; c < t_.nodes.size(); ++c) waitForStreams(c, stream);
+  }
+
+  template <typename Streams>
+  void waitForStreams(size_t i, const Streams& streams) {
+    const Node& x = t_.nodes[i];
+    if (!isComm(x) || x.kind == NodeKind::kWait) return;
+    for (const auto& [id, s] : streams) s_.data[i].push_back(s.first);
+  }
+
   void add(size_t i, NodeId d) {
     const Node& x = t_.nodes[i];
     if (d == x.id || t_.find(d) == nullptr) return;
@@ -193,6 +233,7 @@ class Planner {
   const std::vector<std::vector<uint32_t>> kids_;
   Schedule s_;
   std::vector<double> exclusive_;
+  std::vector<bool> inside_;  // beneath a communication node
 };
 
 }  // namespace

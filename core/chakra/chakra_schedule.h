@@ -37,11 +37,25 @@
 
 namespace etb::trace::chakra {
 
+// A GPU kernel the profiler attached (Trace::kernels), written as a GPU
+// compute node after the trace's nodes: it depends on the op that launched
+// it and on the previous kernel of its stream; a collective depends on the
+// last kernel of every stream launched before it (NCCL waits for the
+// compute stream). Kernels beneath a collective are not written: the
+// simulator models the transfer.
+struct KernelNode {
+  size_t kernel = 0;  // index into Trace::kernels
+  NodeId id = 0;      // above every node id of the trace
+  std::vector<NodeId> data;
+  int64_t micros = 0;
+};
+
 struct Schedule {
   bool synthesized = false;               // data_deps built here
   std::vector<std::vector<NodeId>> data;  // per node index, ids
   std::vector<int64_t> micros;            // duration_micros to write; <0 = none
   std::vector<bool> ctrl;                 // write the parent as a ctrl_dep
+  std::vector<KernelNode> kernels;        // only for a synthesized order
 };
 
 Schedule planSchedule(const Trace& t);

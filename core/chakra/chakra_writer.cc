@@ -219,6 +219,24 @@ void checkWritable(const Trace& t, const chakra::Schedule& sched, const std::str
   }
 }
 
+void writeKernel(const Trace& t, const chakra::KernelNode& k, pb::Node* pn, ChakraWriteReport* report) {
+  const KernelEvent& e = t.kernels[k.kernel];
+  pn->Clear();
+  pn->set_id(k.id);
+  pn->set_name(std::string(t.str(e.name)));
+  pn->set_type(pb::COMP_NODE);
+  for (NodeId d : k.data) pn->add_data_deps(d);
+  if (k.micros > 0) pn->set_duration_micros(static_cast<uint64_t>(k.micros));
+  chakra::setBool(pn->add_attr(), "is_cpu_op", false);
+  chakra::setInt64(pn->add_attr(), "stream", e.stream);
+  chakra::setBool(pn->add_attr(), chakra::kEtbKernelNode, true);
+  if (report == nullptr) return;
+  ++report->nodes;
+  ++report->gpu_kernels;
+  report->timed_nodes += k.micros > 0 ? 1 : 0;
+  report->data_deps += k.data.size();
+}
+
 // Group ids from this trace alone, when the caller has no set-wide map.
 std::map<std::string, std::string> ownPgIds(const Trace& t) {
   std::vector<std::string> keys;
@@ -240,6 +258,10 @@ std::string writeChakraBytes(const Trace& trace, const ChakraWriteOptions& optio
   pb::Node pn;
   for (size_t i = 0; i < trace.nodes.size(); ++i) {
     writer.write(i, &pn);
+    appendFramed(&out, pn);
+  }
+  for (const chakra::KernelNode& k : sched.kernels) {
+    writeKernel(trace, k, &pn, report);
     appendFramed(&out, pn);
   }
   return out;

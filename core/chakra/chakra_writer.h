@@ -23,6 +23,7 @@ struct ChakraWriteReport {
   std::map<std::string, size_t> dropped;   // consumer attr not convertible -> nodes
   size_t nodes = 0;
   size_t comm_nodes = 0;   // COMM_COLL / SEND / RECV written
+  size_t gpu_kernels = 0;  // profiler kernels written as GPU compute nodes
   size_t ungrouped = 0;    // comm nodes without a group id (run on all ranks)
   size_t timed_nodes = 0;  // duration_micros > 0
   size_t data_deps = 0;

@@ -90,7 +90,7 @@ void printReport(const std::string& path, const Trace& t, const trace::ChakraWri
                  std::ostream& out) {
   out << "wrote " << path << " (" << t.nodes.size() << " nodes, " << r.data_deps << " data deps, "
       << r.ready_at_start << " ready at start, " << r.timed_nodes << " with duration_micros, "
-      << r.comm_nodes << " comm nodes)\n";
+      << r.comm_nodes << " comm nodes, " << r.gpu_kernels << " GPU kernels)\n";
   for (const auto& [what, n] : r.remapped) out << "  " << what << ": " << n << " node(s)\n";
   for (const auto& [name, n] : r.dropped) {
     out << "  attr " << name << " not convertible to what simulators read, kept as etb_orig: " << n

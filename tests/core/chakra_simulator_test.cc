@@ -170,6 +170,12 @@ TEST(ChakraForSimulators, EveryPublicPyTorchEtConforms) {
     EXPECT_EQ(readyAtStart(checkChakraFile(et).nodes).size(), 1u);
   }
   EXPECT_GE(checked, 10u);
+  // The one public GPU pair that links: its kernels become GPU nodes.
+  const std::string et = tmp + "/hta.et";
+  const std::string out = convert(q(dir + "/hta/benchmark_simple_add_et.json.gz") + " " + q(et) +
+                                  " --kineto " + q(dir + "/hta/benchmark_simple_add_trace.json.gz"));
+  EXPECT_NE(out.find(", 4 GPU kernels)"), std::string::npos) << out;
+  expectConforms(et);
 }
 
 TEST(ChakraForSimulators, EightRankDlrmSetConformsWithItsGroups) {

@@ -201,5 +201,48 @@ TEST(ChakraWriterConsumer, GpuKernelsFollowTheirLauncherAndTheirStream) {
   EXPECT_TRUE(c.violations.empty()) << c.summary();
 }
 
+TEST(ChakraWriterConsumer, ProfilerKernelsBecomeGpuNodesBehindTheirLaunch) {
+  Trace t;
+  addNode(t, 1, 0, "aten::mm", NodeKind::kOperator, 10);
+  addNode(t, 2, 0, "aten::add", NodeKind::kOperator, 4);
+  Node& coll = addNode(t, 3, 0, "record_param_comms", NodeKind::kCollective, 9);
+  addComm(t, coll, CommType::kAllReduce, "0");
+  auto kernel = [&](NodeId node, const char* name, double start, double dur, int64_t stream) {
+    KernelEvent k;
+    k.node = node;
+    k.name = t.strings.intern(name);
+    k.start_us = start;
+    k.dur_us = dur;
+    k.stream = stream;
+    t.kernels.push_back(k);
+  };
+  kernel(2, "add_kernel", 30, 7.5, 7);  // file order is not launch order
+  kernel(1, "gemm_kernel", 12, 100.25, 7);
+  kernel(3, "ncclDevKernel_AllReduce", 140, 50, 9);  // the transfer: simulated, not written
+  t.finalize();
+  ChakraWriteReport report;
+  const std::string bytes = writeChakraBytes(t, {}, &report);
+  const std::vector<pb::Node> nodes = nodesOf(bytes);
+  ASSERT_EQ(nodes.size(), 5u);
+  EXPECT_EQ(report.gpu_kernels, 2u);
+  EXPECT_EQ(nodes[3].name(), "gemm_kernel");
+  EXPECT_EQ(nodes[3].id(), 4u);
+  EXPECT_EQ(std::vector<uint64_t>(nodes[3].data_deps().begin(), nodes[3].data_deps().end()),
+            std::vector<uint64_t>{1});
+  EXPECT_EQ(std::vector<uint64_t>(nodes[4].data_deps().begin(), nodes[4].data_deps().end()),
+            (std::vector<uint64_t>{2, 4}));
+  EXPECT_EQ(nodes[3].duration_micros() + nodes[4].duration_micros(), 108u);  // 107.75, carried
+  EXPECT_FALSE(attrOf(nodes[3], "is_cpu_op")->bool_val());
+  // The all-reduce waits for the compute stream's last kernel.
+  const auto& cd = nodes[2].data_deps();
+  EXPECT_NE(std::find(cd.begin(), cd.end(), 5u), cd.end());
+  const test::Conformance c = test::checkChakraConformance(bytes);
+  EXPECT_TRUE(c.violations.empty()) << c.summary();
+  const Trace back = readChakraBytes(bytes, "x.et");
+  EXPECT_EQ(back.nodes.size(), 3u);
+  EXPECT_EQ(diffTraces(t, back), "");
+  EXPECT_EQ(writeChakraBytes(back), bytes);
+}
+
 }  // namespace
 }  // namespace etb::trace
