@@ -10,6 +10,7 @@ TimedTraceStats applyReplayTimes(trace::Trace& t, const ReplayResult& r) {
     n.dur_us = -1;
     n.gpu_dur_us = -1;
   }
+  t.kernels.clear();  // profiled kernel times would be mixed with measured ones
   TimedTraceStats s;
   for (const OpStat& op : r.ops) {
     trace::Node* n = t.find(op.node_id);
