@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// et_predict TRACE --hw hw.json [--kineto K] [--report-json R] ...
+// et_predict TRACE --hw hw.json [--kineto K] [--report-json R] [--report-html H] ...
 // Predicts one iteration of a trace (per-rank patterns and folders as
 // et_replay takes them) on the machine a profile describes, without running
 // any of its ops. --write-chakra writes the trace set back as Chakra with
@@ -21,7 +21,7 @@ namespace {
 using namespace etb;
 
 struct Flags {
-  std::string trace, hw, kineto, report_json, write_chakra;
+  std::string trace, hw, kineto, report_json, report_html, write_chakra;
   bool quiet = false;
   predict::PredictOptions options;
 };
@@ -61,6 +61,7 @@ int predictMain(Flags& f, int argc, char** argv) {
   predict::ReportContext ctx{{argv, argv + argc}, f.trace, f.hw, hw.identity.host};
   if (!f.quiet) predict::printPrediction(p, ctx, std::cout);
   if (!f.report_json.empty()) predict::writePredictionJson(p, ctx, f.report_json);
+  if (!f.report_html.empty()) predict::writePredictionHtml(p, ctx, f.report_html);
   if (!f.write_chakra.empty()) writeTimed(traces, p, f.write_chakra);
   return 0;
 }
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
   app.add_option("--world-size", f.options.world_size, "ranks replaying one trace (0 = one per trace)");
   app.add_option("--device", f.options.device, "device the prediction is for")->capture_default_str();
   app.add_option("--report-json", f.report_json, "write the prediction as JSON");
+  app.add_option("--report-html", f.report_html, "write a self-contained HTML page");
   app.add_option("--write-chakra", f.write_chakra, "write PREFIX.<rank>.et with predicted durations");
   app.add_flag("--quiet", f.quiet, "no terminal report");
   return runTool(app, argc, argv, [&] { return predictMain(f, argc, argv); });

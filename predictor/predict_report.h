@@ -24,5 +24,8 @@ struct ReportContext {
 void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream& out);
 std::string predictionToJson(const Prediction& p, const ReportContext& ctx);
 void writePredictionJson(const Prediction& p, const ReportContext& ctx, const std::string& path);
+// One self-contained page: the prediction, its shares as a bar, the op
+// kinds by predicted time and the per-rank figures.
+void writePredictionHtml(const Prediction& p, const ReportContext& ctx, const std::string& path);
 
 }  // namespace etb::predict

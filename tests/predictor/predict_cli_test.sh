@@ -50,6 +50,12 @@ samples)
     [ "$(json "$out" "abs(sum(o['us'] for o in d['ops']) / 1e3 - d['predicted']['iter_ms']) < 1e-6")" = True ] \
       || fail "$s: iteration is not the sum of its ops"
   done
+  # What-if hand-off: the trace set back as Chakra, readable by our tools.
+  "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --quiet \
+    --write-chakra "$WORK/mlp_pred" --report-html "$WORK/mlp.html" || fail "--write-chakra exited $?"
+  "$BIN/core/et_inspect" "$WORK/mlp_pred.0.et" --json > "$WORK/mlp_pred.inspect.json" \
+    || fail "et_inspect cannot read the predicted Chakra file"
+  grep -q "Predicted iteration" "$WORK/mlp.html" || fail "HTML report lacks the prediction"
   ;;
 refuses)
   sed 's/"torch_version": "[^"]*"/"torch_version": "0.0.1"/' "$HW" > "$WORK/other_torch.json"
