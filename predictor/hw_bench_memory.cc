@@ -35,6 +35,10 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     hw.bandwidth["elementwise"].push_back(
         {3 * f, timeOp("aten::add", "Tensor", {a, b, c10::Scalar(1)}, o)});
     hw.bandwidth["unary"].push_back({2 * f, timeOp("aten::relu", "", {a}, o)});
+    // In place: no output to allocate (large outputs cost page faults).
+    at::Tensor acc = a.clone();
+    hw.bandwidth["inplace"].push_back(
+        {3 * f, timeOp("aten::add_", "Tensor", {acc, b, c10::Scalar(1)}, o)});
     hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
     const at::Tensor rows = a.view({n / 256, 256});
     hw.bandwidth["norm"].push_back(
@@ -57,7 +61,7 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
   const c10::OperatorHandle bwd =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::_embedding_bag_backward", "");
   const int64_t batch = 256;
-  for (int64_t rows : sizesOf(o, {1000, 1000000}, {1000, 100000, 1000000, 4000000})) {
+  for (int64_t rows : sizesOf(o, {1000, 100000, 1000000}, {1000, 30000, 100000, 1000000, 4000000})) {
     for (int64_t dim : sizesOf(o, {16, 64}, {16, 64, 128})) {
       for (int64_t pooling : sizesOf(o, {1, 20}, {1, 8, 32})) {
         for (const char* dist : {"uniform", "zipf:1.1"}) {

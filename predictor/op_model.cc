@@ -66,8 +66,10 @@ const std::set<std::string> kReduction = {"sum", "mean", "amax", "amin", "max", 
 const std::set<std::string> kCopy = {"clone", "copy_", "cat", "stack", "index_select", "gather",
                                      "scatter", "scatter_add", "index", "index_put_", "repeat",
                                      "flip", "roll", "constant_pad_nd", "masked_fill",
-                                     "masked_fill_", "where", "fill_", "zero_", "zeros", "ones",
-                                     "full", "zeros_like", "ones_like", "full_like", "new_zeros"};
+                                     "masked_fill_", "where"};
+// Write-only ops: one pass over the output.
+const std::set<std::string> kFill = {"fill_", "zero_", "zeros", "ones", "full", "zeros_like",
+                                     "ones_like", "full_like", "new_zeros", "new_ones"};
 }  // namespace
 
 std::string opKind(const trace::Trace& t, const trace::Node& node) {
@@ -87,17 +89,32 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(s
     conv_fwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(s.flops(), c.fwd_us)});
     conv_bwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(2 * s.flops(), c.bwd_us)});
   }
-  for (const EmbeddingPoint& e : hw.embedding) {
-    if (e.dist != dist_ && !(dist_.rfind("zipf", 0) == 0 && e.dist.rfind("zipf", 0) == 0)) continue;
-    const double rows_looked = static_cast<double>(e.batch * e.pooling);
-    const std::array<double, 3> x{lg(e.rows), lg(e.dim), lg(e.pooling)};
-    emb_fwd_.push_back({x, std::log(e.fwd_us / rows_looked)});
-    // Dense backward zero-fills a [rows, dim] gradient, then scatters the
-    // looked-up rows: keep the per-row part apart from the fill.
-    const double fill = memoryUs("unary", static_cast<double>(e.rows * e.dim) * 4);
-    emb_bwd_.push_back({x, std::log(std::max(e.bwd_us - fill, 0.05 * e.bwd_us) / rows_looked)});
-  }
+  fitEmbedding();
   fitForeach();
+}
+
+void OpModel::fitEmbedding() {
+  const bool want_zipf = dist_.rfind("zipf", 0) == 0;
+  // Pairs of measurements that differ only in pooling give the per-row
+  // slope and, extrapolated to zero rows, the fixed part.
+  for (const EmbeddingPoint& lo : hw_.embedding) {
+    for (const EmbeddingPoint& hi : hw_.embedding) {
+      if ((lo.dist.rfind("zipf", 0) == 0) != want_zipf || lo.dist != hi.dist ||
+          lo.rows != hi.rows || lo.dim != hi.dim || hi.pooling <= lo.pooling) {
+        continue;
+      }
+      const double n_lo = static_cast<double>(lo.batch * lo.pooling);
+      const double n_hi = static_cast<double>(hi.batch * hi.pooling);
+      const std::array<double, 2> x{lg(lo.rows), lg(lo.dim)};
+      const double fwd_row = std::max((hi.fwd_us - lo.fwd_us) / (n_hi - n_lo), 1e-4);
+      const double bwd_row = std::max((hi.bwd_us - lo.bwd_us) / (n_hi - n_lo), 1e-4);
+      emb_fwd_row_.push_back({x, std::log(fwd_row)});
+      emb_fwd_fixed_.push_back({x, std::log(std::max(lo.fwd_us - fwd_row * n_lo, 0.1))});
+      emb_bwd_row_.push_back({x, std::log(bwd_row)});
+      emb_bwd_fill_.push_back({static_cast<double>(lo.rows * lo.dim) * 4,
+                               std::max(lo.bwd_us - bwd_row * n_lo, 0.1)});
+    }
+  }
 }
 
 void OpModel::fitForeach() {
@@ -139,7 +156,18 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node) con
   if (kTranscendental.count(name)) return {memoryUs("transcendental", sh.bytes()), "memory:transcendental", false};
   if (kNorm.count(name)) return {memoryUs("norm", sh.bytes()), "memory:norm", false};
   if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes()), "memory:reduction", false};
-  if (kCopy.count(name)) return {memoryUs("copy", sh.bytes()), "memory:copy", false};
+  // Contiguous copies stream like a unary kernel; the "copy" curve (a
+  // transposed source) is for contiguous() calls that had to copy.
+  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes()), "memory:copy", false};
+  if (kFill.count(name)) {
+    double out = 0;
+    for (const TensorFacts& f : sh.out) out += f.bytes;
+    return {memoryUs("unary", 2 * out) / 2, "memory:fill", false};
+  }
+  // In place (add_, mul_, ...): nothing allocated, so no page faults.
+  if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
+    return {memoryUs("inplace", sh.bytes()), "memory:inplace", false};
+  }
   const std::string cls = sh.tensorInputs() >= 2 ? "elementwise" : "unary";
   // A fallback: an op of unknown cost; the caller prefers its children's sum.
   return {memoryUs(cls, sh.bytes()), "memory:" + cls, true};
@@ -175,28 +203,26 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
 
 double OpModel::embeddingUs(const OpShapes& sh, bool backward) const {
   // forward: (weight[rows, dim], indices, offsets, ...); backward: (grad[bags,
-  // dim], indices, ..., num_weights) - the table size is then an Int input.
+  // dim], indices, ..., num_weights): the table's rows are then the largest
+  // Int argument (num_weights; the others are flags, mode and padding_idx).
   const TensorFacts* first = sh.inputArg(0);
   const TensorFacts* idx = sh.inputArg(1);
   if (!first || !idx || first->shape.size() != 2) return memoryUs("copy", sh.bytes());
   double rows = static_cast<double>(first->shape[0]);
   const double dim = static_cast<double>(first->shape[1]);
   const double lookups = std::max(1.0, idx->numel);
-  double bags = lookups;
-  if (const TensorFacts* off = sh.inputArg(2)) bags = std::max(1.0, off->numel);
   if (backward) {
-    bags = rows;  // grad rows are the bags
     rows = 0;
     for (const trace::Value* v : sh.args) {
       if (v->kind == trace::ValueKind::kInt && v->i > 1) rows = std::max(rows, static_cast<double>(v->i));
     }
   }
-  const auto& pts = backward ? emb_bwd_ : emb_fwd_;
-  if (pts.empty()) return memoryUs("copy", lookups * dim * 4 * 2);
-  const double pooling = std::max(1.0, lookups / bags);
-  const double per_row = std::exp(knnValue(pts, {lg(rows), lg(dim), lg(pooling)}));
-  const double fill = backward ? memoryUs("unary", rows * dim * 4) : 0;
-  return fill + per_row * lookups;
+  if (emb_fwd_row_.empty()) return memoryUs("copy", lookups * dim * 4 * 2);
+  const std::array<double, 2> x{lg(rows), lg(dim)};
+  if (backward) {
+    return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
+  }
+  return std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
 }
 
 double OpModel::foreachUs(const OpShapes& sh) const {

@@ -61,7 +61,13 @@ class OpModel {
   std::string dist_;
   std::vector<KnnPoint<3>> gemm_, conv_fwd_, conv_bwd_;
   std::vector<KnnPoint<4>> bmm_;
-  std::vector<KnnPoint<3>> emb_fwd_, emb_bwd_;  // per looked-up row
+  void fitEmbedding();
+  // embedding_bag: time = a fixed part + a part per looked-up row. The
+  // fixed part of the dense backward is the zero-filled [rows, dim]
+  // gradient (a curve over its bytes); the per-row part depends on where
+  // the rows live in the cache hierarchy (table size, width, distribution).
+  std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
+  std::vector<SizePoint> emb_bwd_fill_;
   double fe_base_ = 0, fe_tensor_ = 0, fe_elem_ = 0;  // _foreach_ fit
 };
 
