@@ -20,7 +20,7 @@ while (($#)); do
   esac
   shift
 done
-((${#SAMPLES[@]})) || SAMPLES=(mlp resnet18 transformer dlrm ddp2)
+((${#SAMPLES[@]})) || SAMPLES=(mlp resnet18 transformer dlrm dlrm@zipf:1.1 ddp2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 OUT=$(mktemp -d /tmp/predict_validate.XXXX)
 HW1=$OUT/hw1.json; HW2=$OUT/hw2.json
@@ -33,7 +33,9 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)
 
 printf "# %-12s %12s %12s %9s\n" sample replay_ms predicted_ms error
 errs=()
-for s in "${SAMPLES[@]}"; do
+for entry in "${SAMPLES[@]}"; do
+  # SAMPLE@DIST replays and predicts with --index-dist DIST.
+  s=${entry%%@*}; dist=uniform; [ "$entry" != "$s" ] && dist=${entry#*@}
   dir=fleet_samples/$s
   if [ -f "$dir/$s.et.json.gz" ]; then
     trace=$dir/$s.et.json.gz; launch=(); hw=$HW1
@@ -44,16 +46,18 @@ for s in "${SAMPLES[@]}"; do
   reps=(); preds=()
   for ((r = 0; r < ROUNDS; r++)); do
     "${launch[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
+      --index-dist "$dist" \
       --report-json "$OUT/$s.replay.json"
     reps+=("$(field "$OUT/$s.replay.json" "d['replay']['iter_ms']['median']")")
-    "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --report-json "$OUT/$s.predict.json"
+    "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" \
+      --report-json "$OUT/$s.predict.json"
     preds+=("$(field "$OUT/$s.predict.json" "d['predicted']['iter_ms']")")
   done
   read -r rep pred err < <(python3 -c "
 import statistics as st, sys
 r = st.median(map(float, sys.argv[1].split())); p = st.median(map(float, sys.argv[2].split()))
 print(r, p, (p - r) / r * 100)" "${reps[*]}" "${preds[*]}")
-  printf "  %-12s %12.2f %12.2f %+8.1f%%\n" "$s" "$rep" "$pred" "$err"
+  printf "  %-12s %12.2f %12.2f %+8.1f%%\n" "$entry" "$rep" "$pred" "$err"
   errs+=("$err")
 done
 python3 -c "
