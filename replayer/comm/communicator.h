@@ -49,6 +49,9 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int worldSize() const = 0;
   virtual std::string backendName() const = 0;
+  // The communication library's own version line ("Open MPI v4.1.4, ..."),
+  // "" for backends without one. Recorded in hardware profiles.
+  virtual std::string libraryVersion() const { return ""; }
 
   // Called once per trace before replay: creates sub-communicators for the
   // trace's process groups and checks that all ranks agree on the sequence
