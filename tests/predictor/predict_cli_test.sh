@@ -56,6 +56,12 @@ samples)
   "$BIN/core/et_inspect" "$WORK/mlp_pred.0.et" --json > "$WORK/mlp_pred.inspect.json" \
     || fail "et_inspect cannot read the predicted Chakra file"
   grep -q "Predicted iteration" "$WORK/mlp.html" || fail "HTML report lacks the prediction"
+  # One rank's chain simulates to the sum of its durations: that sum must be
+  # the predicted iteration (counted from the file by a separate decoder).
+  sum_us=$(python3 "$SRC/scripts/chakra_stats.py" "$WORK/mlp_pred.0.et" | sed -n 's/.*sum_us=\([0-9]*\).*/\1/p')
+  "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --quiet --report-json "$WORK/mlp.predict.json"
+  [ "$(json "$WORK/mlp.predict.json" "abs(d['predicted']['iter_ms'] * 1e3 - $sum_us) <= 1 + 1e-3 * $sum_us")" = True ] \
+    || fail "Chakra durations sum to $sum_us us, not the predicted iteration"
   ;;
 refuses)
   sed 's/"torch_version": "[^"]*"/"torch_version": "0.0.1"/' "$HW" > "$WORK/other_torch.json"
