@@ -40,10 +40,14 @@ launch() {
 # With $expect set (make_comm_et.py --expect), every rank's comm_bytes must be
 # exactly the bytes the generator wrote for it.
 check_report() {
-  EXPECT=${expect:-} "$py" - "$@" <<'EOF' || fail "report check"
+  EXPECT=${expect:-} ITERS=${iters:-1} "$py" - "$@" <<'EOF' || fail "report check"
 import json, os, sys
 path, ranks, min_comms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 d = json.load(open(path))
+# One measured sample per requested --iters (ITERS), not what the code says it ran.
+want_iters = int(os.environ["ITERS"])
+samples = d["replay"]["iter_ms"]["samples"]
+assert len(samples) == want_iters, f"{len(samples)} iteration samples for --iters {want_iters}"
 if os.environ["EXPECT"]:
     want = json.load(open(os.environ["EXPECT"]))["comm_bytes"]
     got = [r["comm_bytes"] for r in sorted(d["ranks"], key=lambda r: r["rank"])]
@@ -86,7 +90,8 @@ groups)
   expect=$tmp/expect.json
   "$py" "$src/tests/mpi/make_comm_et.py" groups "$tmp/traces" --expect "$expect" ||
     fail "trace generator"
-  launch 4 120 "$tmp/traces" --device cpu --threads 1 --warmup 1 --iters 1 \
+  iters=3
+  launch 4 120 "$tmp/traces" --device cpu --threads 1 --warmup 1 --iters $iters \
     --report-json "$tmp/r.json"
   [ "$rc" -eq 0 ] || fail "exit $rc"
   # Rank 0 sits in the even group "1": its sub-group calls are reported there.
