@@ -3,15 +3,20 @@
 #
 # Trace-load benchmark: builds a >= 500 MB PyTorch ET JSON from a real trace,
 # loads it with etbench's readTrace (Google Benchmark) and with Python's
-# json.load in the same run, and prints time, speedup and memory.
+# json.load, each in its own process, alternating sides for ROUNDS rounds
+# (ABBA order, so a load trend favours neither). Prints per side the median
+# load time and whole-process peak RSS (/usr/bin/time -v), the heap the
+# Trace keeps (allocator statistics), and the ratios, each the median over
+# rounds of the ratio within a round.
 #
-#   scripts/bench_load.sh [SIZE_MB]      (default 512)
+#   scripts/bench_load.sh [SIZE_MB] [ROUNDS]      (default 512 3)
 # Env: BUILD_DIR (default build-bench), ETB_BENCH_SRC (source trace),
 #      ETB_BENCH_FILE (where the big file goes; default $BUILD_DIR/large_et.json)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SIZE_MB="${1:-512}"
+ROUNDS="${2:-3}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
 SRC="${ETB_BENCH_SRC:-$ROOT/../shared/traces/param/1.1.0-chakra.0.0.4/resnet_2gpu_et.json.gz}"
 FILE="${ETB_BENCH_FILE:-$BUILD_DIR/large_et.json}"
@@ -36,40 +41,49 @@ size=$(stat -c %s "$FILE")
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-# peak RSS in KB from /usr/bin/time -v
-rss_kb() { awk -F': ' '/Maximum resident set size/ {print $2}' "$1"; }
-
-echo "# loading $FILE ($size bytes) with readTrace ..." >&2
-/usr/bin/time -v -o "$tmp/cpp.time" "$BENCH" --trace="$FILE" \
-  --benchmark_min_time=0.1 --benchmark_format=json >"$tmp/cpp.json"
-
-echo "# loading it with Python json.load ..." >&2
-/usr/bin/time -v -o "$tmp/py.time" "$PY" -c '
+cpp() {  # ROUND
+  /usr/bin/time -v -o "$tmp/cpp.$1.time" "$BENCH" --trace="$FILE" \
+    --benchmark_min_time=0.1 --benchmark_format=json >"$tmp/cpp.$1.json"
+}
+py() {  # ROUND
+  /usr/bin/time -v -o "$tmp/py.$1.time" "$PY" -c '
 import json, sys, time
 t = time.perf_counter()
 with open(sys.argv[1], "rb") as f:
     d = json.load(f)
 print(time.perf_counter() - t)
-' "$FILE" >"$tmp/py.out"
+' "$FILE" >"$tmp/py.$1.out"
+}
+for r in $(seq "$ROUNDS"); do
+  echo "# round $r/$ROUNDS: loading $FILE ($size bytes) with readTrace and json.load ..." >&2
+  if [ $((r % 2)) -eq 1 ]; then cpp "$r"; py "$r"; else py "$r"; cpp "$r"; fi
+done
 
-"$PY" - "$tmp/cpp.json" "$tmp/py.out" "$size" "$(rss_kb "$tmp/cpp.time")" "$(rss_kb "$tmp/py.time")" <<'PYEOF'
-import json, sys
-bench = json.load(open(sys.argv[1]))["benchmarks"][0]
-py_s = float(open(sys.argv[2]).read().split()[-1])
-size = int(sys.argv[3])
-cpp_rss, py_rss = int(sys.argv[4]) * 1024, int(sys.argv[5]) * 1024
-unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[bench["time_unit"]]
-cpp_s = bench["real_time"] * unit
-mem = bench["mem_per_file_byte"]
+"$PY" - "$tmp" "$ROUNDS" "$size" <<'PYEOF'
+import json, re, statistics, sys
+tmp, rounds, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 MB = 1024 * 1024
-print(f"file size:               {size / MB:10.1f} MB  ({int(bench['nodes'])} nodes)")
-print(f"C++ readTrace:           {cpp_s:10.2f} s   ({size / MB / cpp_s:.0f} MB/s)")
-print(f"Python json.load:        {py_s:10.2f} s   ({size / MB / py_s:.0f} MB/s)")
-print(f"speedup:                 {py_s / cpp_s:10.1f} x   (target >= 5x)")
-print(f"Trace memory / file:     {mem:10.2f}     ({bench['trace_MB']:.0f} MB; target <= 1.5)")
-print(f"peak RSS C++ / Python:   {cpp_rss / MB:10.0f} MB / {py_rss / MB:.0f} MB "
-      f"({cpp_rss / size:.2f}x / {py_rss / size:.2f}x the file)")
-ok = py_s / cpp_s >= 5 and mem <= 1.5
+med = statistics.median
+def rss(path):  # bytes, from /usr/bin/time -v
+    return int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(path).read()).group(1)) * 1024
+rows = []
+for r in range(1, rounds + 1):
+    b = json.load(open(f"{tmp}/cpp.{r}.json"))["benchmarks"][0]
+    unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[b["time_unit"]]
+    rows.append({"cpp_s": b["real_time"] * unit, "py_s": float(open(f"{tmp}/py.{r}.out").read().split()[-1]),
+                 "cpp_rss": rss(f"{tmp}/cpp.{r}.time"), "py_rss": rss(f"{tmp}/py.{r}.time"),
+                 "heap": b["heap_MB"] * MB, "nodes": int(b["nodes"])})
+col = lambda k: med(x[k] for x in rows)
+speedup = med(x["py_s"] / x["cpp_s"] for x in rows)
+rss_ratio = med(x["cpp_rss"] / x["py_rss"] for x in rows)
+print(f"file size:               {size / MB:10.1f} MB  ({rows[0]['nodes']} nodes), {rounds} alternating rounds")
+print(f"C++ readTrace:           {col('cpp_s'):10.2f} s   ({size / MB / col('cpp_s'):.0f} MB/s)  rounds {[round(x['cpp_s'], 2) for x in rows]}")
+print(f"Python json.load:        {col('py_s'):10.2f} s   ({size / MB / col('py_s'):.0f} MB/s)  rounds {[round(x['py_s'], 2) for x in rows]}")
+print(f"speedup:                 {speedup:10.1f} x   (median of per-round ratios; target >= 5x)")
+print(f"peak RSS C++ / Python:   {col('cpp_rss') / MB:10.0f} MB / {col('py_rss') / MB:.0f} MB "
+      f"({col('cpp_rss') / size:.2f}x / {col('py_rss') / size:.2f}x the file; C++/Python {rss_ratio:.2f})")
+print(f"Trace heap (mallinfo2):  {col('heap') / MB:10.0f} MB  ({col('heap') / size:.2f}x the file; target <= 1.5)")
+ok = speedup >= 5 and col("heap") / size <= 1.5
 print("targets:                 " + ("met" if ok else "MISSED"))
 sys.exit(0 if ok else 1)
 PYEOF

@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: MIT
 # et_replay itself under real mpirun (label mpi): per-rank trace sets, the
 # fleet DDP sample, the PARAM 8-rank DLRM set, sub-groups, and the failures
-# that must end the job (world-size mismatch, pre-flight mismatch, a killed
-# rank). Each case is one run of et_replay_case.sh; it wraps mpirun in
+# that must end the job (world-size mismatch, pre-flight mismatch, a rank
+# failing mid-replay, a rank stuck past --comm-timeout). Each case is one run of et_replay_case.sh; it wraps mpirun in
 # `timeout`, so a hang fails the test rather than the suite. Exit 77 = skip.
 if(NOT TARGET et_replay)
   return()
 endif()
 
 set(ETB_ET_REPLAY_CASE ${CMAKE_CURRENT_SOURCE_DIR}/et_replay_case.sh)
-foreach(case ddp2 dlrm groups world preflight kill)
+foreach(case ddp2 dlrm groups world preflight throw stall)
   add_test(NAME mpi_et_replay_${case}
            COMMAND ${ETB_ET_REPLAY_CASE} ${case} $<TARGET_FILE:et_replay> ${PROJECT_SOURCE_DIR})
   set_tests_properties(mpi_et_replay_${case} PROPERTIES LABELS mpi TIMEOUT 300
