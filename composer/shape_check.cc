@@ -92,10 +92,13 @@ class Checker {
 
   [[noreturn]] void fail(const Node& n, const std::string& op, const std::string& why) {
     std::string shapes;
-    for (const Value& v : n.inputs) {
-      if (v.kind != trace::ValueKind::kTensor) continue;
-      shapes += (shapes.empty() ? "" : ", ") + shapeText(t_.list(t_.tensors[v.tensor].shape));
-    }
+    std::function<void(const Value&)> add = [&](const Value& v) {
+      if (v.kind == trace::ValueKind::kTensor) {
+        shapes += (shapes.empty() ? "" : ", ") + shapeText(t_.list(t_.tensors[v.tensor].shape));
+      }
+      for (const Value& x : v.items) add(x);
+    };
+    for (const Value& v : n.inputs) add(v);
     ETB_INPUT_ERROR((SourceLoc{t_.path, 0, n.id, op}), "shape check failed: inputs (", shapes,
                     "): ", why);
   }

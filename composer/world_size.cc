@@ -170,7 +170,7 @@ class RankBuilder {
     }
     const bool by_out = c.type == CommType::kAllGather || c.type == CommType::kGather;
     c.bytes = (by_out ? c.out_elems : c.in_elems) * static_cast<uint64_t>(trace::dtypeSize(c.dtype));
-    updateArgs(node, c, size, shift);
+    updateArgs(node, c, size, size == old_size ? shift : 0);  // world groups start at 0
   }
 
   void resize(Node& node, CommInfo& c, uint64_t old_n, uint64_t n) {
