@@ -23,7 +23,8 @@ std::string relativeTo(const std::string& dir, const std::string& path) {
 
 Step stepFrom(const json& j, const std::string& dir) {
   Step s;
-  const auto& [key, v] = *j.items().begin();
+  const std::string key = j.begin().key();
+  const json& v = j.begin().value();
   if (key == "select") {
     s.kind = StepKind::kSelect;
     s.selectors = v.get<std::vector<std::string>>();
