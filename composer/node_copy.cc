@@ -112,6 +112,28 @@ Node NodeCopier::copy(const Node& n, const TensorShift& shift) {
   return out;
 }
 
+Trace shellOf(const Trace& t) {
+  Trace out;
+  out.path = t.path;
+  out.format = t.format;
+  out.schema = t.schema;
+  out.pid = t.pid;
+  out.time = t.time;
+  out.start_ts = t.start_ts;
+  out.finish_ts = t.finish_ts;
+  out.metadata_attrs = t.metadata_attrs;
+  out.rank = t.rank;
+  out.world_size = t.world_size;
+  out.strings = t.strings;
+  out.lists = t.lists;
+  out.tensors = t.tensors;
+  out.comms = t.comms;
+  out.process_groups = t.process_groups;
+  out.iterations = t.iterations;
+  out.repairs = t.repairs;
+  return out;
+}
+
 std::pair<uint64_t, uint64_t> maxTensorIds(const Trace& t) {
   uint64_t tid = 0, sid = 0;
   for (const trace::TensorRef& r : t.tensors) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "composer/node_copy.h"
 #include "core/base/error.h"
 
 namespace etb::compose {
@@ -255,8 +256,8 @@ trace::Trace SelectionBuilder::build(std::vector<uint8_t>& selected) {
     ETB_INPUT_ERROR(SourceLoc{t_.path}, "empty selection: [", list,
                     "] matched no operator or communication node");
   }
-  trace::Trace out = t_;
-  out.nodes.clear();
+  trace::Trace out = shellOf(t_);
+  out.nodes.reserve(static_cast<size_t>(std::count(keep.begin(), keep.end(), 1)));
   for (size_t i = 0; i < n; ++i) {
     if (!keep[i]) continue;
     Node node = t_.nodes[i];
@@ -273,9 +274,9 @@ trace::Trace SelectionBuilder::build(std::vector<uint8_t>& selected) {
     node.data_deps.erase(std::remove_if(node.data_deps.begin(), node.data_deps.end(), gone),
                          node.data_deps.end());
   }
-  out.kernels.erase(std::remove_if(out.kernels.begin(), out.kernels.end(),
-                                   [&](const trace::KernelEvent& k) { return !out.find(k.node); }),
-                    out.kernels.end());
+  for (const trace::KernelEvent& k : t_.kernels) {
+    if (out.find(k.node) != nullptr) out.kernels.push_back(k);
+  }
   out.finalize();  // iterations again from the kept markers
   return out;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -63,6 +64,12 @@ std::unordered_map<TensorKey, uint32_t, TensorKeyHash> chainPairs(const Trace& t
       });
     }
   }
+  // Externals by (shape, dtype), in first-use order, each paired once.
+  std::map<std::pair<trace::ListId, trace::DType>, std::vector<uint32_t>> by_shape;
+  for (size_t k = externals.size(); k-- > 0;) {
+    const trace::TensorRef& in = t.tensors[externals[k]];
+    by_shape[{in.shape, in.dtype}].push_back(externals[k]);  // reversed: back() = first
+  }
   std::unordered_map<TensorKey, uint32_t, TensorKeyHash> pairs;
   std::unordered_set<TensorKey, TensorKeyHash> used;
   // Latest final output first: a layer's result is what it produces last.
@@ -70,14 +77,12 @@ std::unordered_map<TensorKey, uint32_t, TensorKeyHash> chainPairs(const Trace& t
     const trace::TensorRef& out = t.tensors[produced_order[k]];
     const TensorKey okey{out.tensor_id, out.storage_id};
     if (read_after.count(okey) || used.count(okey) || last_ref[okey] != produced_order[k]) continue;
-    for (uint32_t ti : externals) {
-      const trace::TensorRef& in = t.tensors[ti];
-      const TensorKey ikey{in.tensor_id, in.storage_id};
-      if (pairs.count(ikey) || in.shape != out.shape || in.dtype != out.dtype) continue;
-      pairs[ikey] = produced_order[k];
-      used.insert(okey);
-      break;
-    }
+    auto bucket = by_shape.find({out.shape, out.dtype});
+    if (bucket == by_shape.end() || bucket->second.empty()) continue;
+    const trace::TensorRef& in = t.tensors[bucket->second.back()];
+    bucket->second.pop_back();
+    pairs[{in.tensor_id, in.storage_id}] = produced_order[k];
+    used.insert(okey);
   }
   return pairs;
 }
@@ -104,9 +109,8 @@ class Repeater {
   }
 
   Trace run(RepeatStats* stats) {
-    Trace out = src_;
-    out.nodes.clear();
-    out.kernels.clear();
+    Trace out = shellOf(src_);
+    out.nodes.reserve(src_.nodes.size() * static_cast<size_t>(k_));
     std::vector<trace::Iteration> its = src_.iterations;
     if (its.empty()) its.push_back(replay::chooseIteration(src_, 0));
     NodeCopier copier(out, out);
@@ -125,6 +129,11 @@ class Repeater {
   void emitCopies(Trace& out, NodeCopier& copier, const trace::Iteration& it) {
     const auto pairs = chainPairs(src_, it);
     const double span = bodySpanUs(src_, it);
+    std::vector<uint32_t> body;
+    for (size_t i = src_.indexOf(it.begin) == src_.nodes.size() ? 0 : src_.indexOf(it.begin);
+         i < src_.nodes.size() && src_.nodes[i].id < it.end; ++i) {
+      if (inBody(src_.nodes[i], it)) body.push_back(static_cast<uint32_t>(i));
+    }
     for (int c = 1; c < k_; ++c) {
       const uint64_t uc = static_cast<uint64_t>(c);
       // The previous copy's outputs, in this copy's terms.
@@ -141,8 +150,8 @@ class Repeater {
         const Node* p = src_.find(id);
         return p != nullptr && inBody(*p, it) ? id + uc * id_span_ : id;
       };
-      for (const Node& n : src_.nodes) {
-        if (!inBody(n, it)) continue;
+      for (uint32_t i : body) {
+        const Node& n = src_.nodes[i];
         Node copy = copier.copy(n, shift);
         copy.id = n.id + uc * id_span_;
         copy.parent = mapId(n.parent);
@@ -240,8 +249,7 @@ Trace interleaveTraces(const Trace& compute, const Trace& comm) {
   for (size_t j = 0; j < units.size(); ++j) {
     before[(j + 1) * steps.size() / (units.size() + 1)].push_back(j);
   }
-  Trace out = base;
-  out.nodes.clear();
+  Trace out = shellOf(base);
   NodeCopier copier(out, comm);
   const auto [tid, sid] = maxTensorIds(base);
   const NodeId id_base = base.nodes.empty() ? 1 : base.nodes.back().id + 1;
