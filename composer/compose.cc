@@ -36,7 +36,7 @@ void applyStep(std::vector<Trace>& ranks, const Step& s, std::ostream& log) {
     }
     case StepKind::kRepeat: {
       RepeatStats st;
-      for (Trace& t : ranks) t = repeatTrace(t, static_cast<int>(s.count), &st);
+      for (Trace& t : ranks) t = repeatTrace(std::move(t), static_cast<int>(s.count), &st);
       log << "  " << st.copies << " extra copies per iteration, " << st.chained
           << " inputs chained to the previous copy (rank 0 last)\n";
       break;

@@ -134,6 +134,28 @@ Trace shellOf(const Trace& t) {
   return out;
 }
 
+Trace shellOf(Trace&& t) {
+  Trace out;
+  out.path = std::move(t.path);
+  out.format = t.format;
+  out.schema = std::move(t.schema);
+  out.pid = t.pid;
+  out.time = std::move(t.time);
+  out.start_ts = t.start_ts;
+  out.finish_ts = t.finish_ts;
+  out.metadata_attrs = std::move(t.metadata_attrs);
+  out.rank = t.rank;
+  out.world_size = t.world_size;
+  out.strings = std::move(t.strings);
+  out.lists = std::move(t.lists);
+  out.tensors = std::move(t.tensors);
+  out.comms = std::move(t.comms);
+  out.process_groups = std::move(t.process_groups);
+  out.iterations = std::move(t.iterations);
+  out.repairs = std::move(t.repairs);
+  return out;
+}
+
 std::pair<uint64_t, uint64_t> maxTensorIds(const Trace& t) {
   uint64_t tid = 0, sid = 0;
   for (const trace::TensorRef& r : t.tensors) {

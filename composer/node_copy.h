@@ -52,6 +52,8 @@ class NodeCopier {
 // Everything of `t` but its nodes and kernel events (which the caller
 // fills): copying a trace only to clear its nodes costs as much again.
 trace::Trace shellOf(const trace::Trace& t);
+// The same, moving the pools and tables out of `t` (its nodes stay).
+trace::Trace shellOf(trace::Trace&& t);
 
 // Largest tensor and storage id in `t` (0 when it has no tensors).
 std::pair<uint64_t, uint64_t> maxTensorIds(const trace::Trace& t);

@@ -98,48 +98,68 @@ double bodySpanUs(const Trace& t, const trace::Iteration& it) {
   return hi > lo ? hi - lo : 0;
 }
 
+// Works on a trace it owns: the original nodes are moved into the result
+// and the copies are made from them there (no second copy of a large trace).
 class Repeater {
  public:
-  Repeater(const Trace& t, int k) : src_(t), k_(k) {
-    const auto [tid, sid] = maxTensorIds(t);
+  Repeater(Trace t, int k) : src_(std::move(t)), k_(k) {
+    const auto [tid, sid] = maxTensorIds(src_);
     tensor_span_ = tid + 1;
     storage_span_ = sid + 1;
-    id_span_ = t.nodes.empty() ? 1 : t.nodes.back().id + 1;
-    for (const Node& n : t.nodes) rf_span_ = std::max(rf_span_, n.rf_id + 1);
+    id_span_ = src_.nodes.empty() ? 1 : src_.nodes.back().id + 1;
+    for (const Node& n : src_.nodes) rf_span_ = std::max(rf_span_, n.rf_id + 1);
   }
 
   Trace run(RepeatStats* stats) {
-    Trace out = shellOf(src_);
-    out.nodes.reserve(src_.nodes.size() * static_cast<size_t>(k_));
     std::vector<trace::Iteration> its = src_.iterations;
     if (its.empty()) its.push_back(replay::chooseIteration(src_, 0));
+    // What the copies need of the intact nodes, before they move.
+    std::vector<Plan> plans;
+    for (const trace::Iteration& it : its) plans.push_back(plan(it));
+    Trace out = shellOf(std::move(src_));  // src_ keeps its nodes' ids and kinds
+    // Copies read their originals inside out.nodes: no reallocation allowed.
+    out.nodes.reserve(src_.nodes.size() * static_cast<size_t>(k_));
+    pos_.resize(src_.nodes.size());
     NodeCopier copier(out, out);
     size_t next = 0;
-    for (const Node& n : src_.nodes) {
-      while (next < its.size() && n.id >= its[next].end) emitCopies(out, copier, its[next++]);
-      out.nodes.push_back(n);
+    for (size_t i = 0; i < src_.nodes.size(); ++i) {
+      while (next < its.size() && src_.nodes[i].id >= its[next].end) emitCopies(out, copier, plans[next++]);
+      pos_[i] = out.nodes.size();
+      out.nodes.push_back(std::move(src_.nodes[i]));  // id and kind stay readable in src_
+      src_.nodes[i].id = out.nodes.back().id;
+      src_.nodes[i].kind = out.nodes.back().kind;
     }
-    while (next < its.size()) emitCopies(out, copier, its[next++]);
+    while (next < its.size()) emitCopies(out, copier, plans[next++]);
     renumber(out);
     if (stats != nullptr) *stats = stats_;
     return out;
   }
 
  private:
-  void emitCopies(Trace& out, NodeCopier& copier, const trace::Iteration& it) {
-    const auto pairs = chainPairs(src_, it);
-    const double span = bodySpanUs(src_, it);
-    std::vector<uint32_t> body;
-    for (size_t i = src_.indexOf(it.begin) == src_.nodes.size() ? 0 : src_.indexOf(it.begin);
+  struct Plan {
+    trace::Iteration it;
+    std::unordered_map<TensorKey, uint32_t, TensorKeyHash> pairs;
+    double span = 0;
+    std::vector<uint32_t> body;  // indices into src_.nodes
+  };
+
+  Plan plan(const trace::Iteration& it) const {
+    Plan p{it, chainPairs(src_, it), bodySpanUs(src_, it), {}};
+    const size_t first = src_.indexOf(it.begin);
+    for (size_t i = first == src_.nodes.size() ? 0 : first;
          i < src_.nodes.size() && src_.nodes[i].id < it.end; ++i) {
-      if (inBody(src_.nodes[i], it)) body.push_back(static_cast<uint32_t>(i));
+      if (inBody(src_.nodes[i], it)) p.body.push_back(static_cast<uint32_t>(i));
     }
+    return p;
+  }
+
+  void emitCopies(Trace& out, NodeCopier& copier, const Plan& p) {
     for (int c = 1; c < k_; ++c) {
       const uint64_t uc = static_cast<uint64_t>(c);
       // The previous copy's outputs, in this copy's terms.
       ChainMap chain;
-      for (const auto& [key, ti] : pairs) {
-        trace::TensorRef r = src_.tensors[ti];
+      for (const auto& [key, ti] : p.pairs) {
+        trace::TensorRef r = out.tensors[ti];
         r.tensor_id += (uc - 1) * tensor_span_;
         r.storage_id += (uc - 1) * storage_span_;
         chain[key] = r;
@@ -147,26 +167,27 @@ class Repeater {
       stats_.chained += chain.size();
       TensorShift shift{uc * tensor_span_, uc * storage_span_, &chain};
       auto mapId = [&](NodeId id) {
-        const Node* p = src_.find(id);
-        return p != nullptr && inBody(*p, it) ? id + uc * id_span_ : id;
+        const Node* q = src_.find(id);
+        return q != nullptr && inBody(*q, p.it) ? id + uc * id_span_ : id;
       };
-      for (uint32_t i : body) {
-        const Node& n = src_.nodes[i];
+      for (uint32_t i : p.body) {
+        const Node& n = out.nodes[pos_[i]];
         Node copy = copier.copy(n, shift);
         copy.id = n.id + uc * id_span_;
         copy.parent = mapId(n.parent);
         for (NodeId& d : copy.data_deps) d = mapId(d);
         if (copy.rf_id != 0) copy.rf_id += uc * rf_span_;
-        if (copy.start_us >= 0) copy.start_us += static_cast<double>(c) * span;
+        if (copy.start_us >= 0) copy.start_us += static_cast<double>(c) * p.span;
         out.nodes.push_back(std::move(copy));
       }
       ++stats_.copies;
     }
   }
 
-  const Trace& src_;
+  Trace src_;
   int k_;
   uint64_t tensor_span_ = 1, storage_span_ = 1, id_span_ = 1, rf_span_ = 1;
+  std::vector<size_t> pos_;  // where each original node sits in the result
   RepeatStats stats_;
 };
 
@@ -179,9 +200,9 @@ size_t rootNamed(const Trace& t, std::string_view name) {
 }
 }  // namespace
 
-Trace repeatTrace(const Trace& t, int k, RepeatStats* stats) {
+Trace repeatTrace(Trace t, int k, RepeatStats* stats) {
   if (k < 1) ETB_INPUT_ERROR(SourceLoc{"--repeat"}, "repeat count must be >= 1, got ", k);
-  return Repeater(t, k).run(stats);
+  return Repeater(std::move(t), k).run(stats);
 }
 
 Trace concatTraces(const Trace& a, const Trace& b) {

@@ -28,7 +28,8 @@ struct RepeatStats {
 // op of the body produces are bound to the previous copy's final outputs
 // when shape and dtype match (a layer's input to the previous layer's
 // output), so copies are chained through their data. k >= 1.
-trace::Trace repeatTrace(const trace::Trace& t, int k, RepeatStats* stats = nullptr);
+// Takes `t` by value: pass std::move(t) to spare a copy of a large trace.
+trace::Trace repeatTrace(trace::Trace t, int k, RepeatStats* stats = nullptr);
 
 // `b` after `a`: b's root nodes merge into a's roots of the same name, b's
 // tensors get ids past a's, process groups merge by name (the same name with
