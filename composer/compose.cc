@@ -114,7 +114,10 @@ ComposeResult compose(const Recipe& recipe, std::ostream& log) {
   r.ranks = applySteps(std::move(in), recipe.steps, log);
   r.after = summarize(r.ranks);
   if (recipe.check) {
-    for (const Trace& t : r.ranks) mergeReports(r.check, checkShapes(t));
+    CheckCache cache;
+    CheckOptions options;
+    options.cache = &cache;
+    for (const Trace& t : r.ranks) mergeReports(r.check, checkShapes(t, options));
   }
   if (recipe.dry_run) return r;
   for (size_t k = 0; k < r.ranks.size(); ++k) {

@@ -65,7 +65,8 @@ bool dataDependent(std::string_view name) {
 
 class Checker {
  public:
-  Checker(const Trace& t, const CheckOptions& o) : t_(t), o_(o) {}
+  Checker(const Trace& t, const CheckOptions& o)
+      : t_(t), o_(o), passed_(o.cache != nullptr ? *o.cache : local_) {}
 
   CheckReport run() {
     std::vector<trace::Iteration> its = t_.iterations;
@@ -103,19 +104,30 @@ class Checker {
                     "): ", why);
   }
 
-  // The call's signature: op, input shapes/strides/dtypes and constants.
+  // The call's signature: op, input shapes/strides/dtypes and constants, as
+  // text (the cache is shared by the ranks, whose pools differ).
   std::string signature(const Node& n) const {
-    std::string s = std::to_string(n.op_schema) + "|" + std::to_string(n.name);
+    std::string s = std::string(t_.str(n.op_schema)) + "|" + std::string(t_.name(n));
+    auto list = [&](trace::ListId id) {
+      for (int64_t x : t_.list(id)) s += std::to_string(x) + ",";
+    };
     std::function<void(const Value&)> add = [&](const Value& v) {
       s += "|" + std::to_string(static_cast<int>(v.kind)) + ":";
       if (v.kind == trace::ValueKind::kTensor) {
         const trace::TensorRef& r = t_.tensors[v.tensor];
-        s += std::to_string(r.shape) + "," + std::to_string(r.strides) + "," +
-             std::to_string(static_cast<int>(r.dtype)) + "," + std::to_string(r.has_strides);
+        list(r.shape);
+        s += "/";
+        if (r.has_strides) list(r.strides);
+        s += "/" + std::to_string(static_cast<int>(r.dtype));
       } else if (v.kind == trace::ValueKind::kDouble) {
         s += std::to_string(v.d);
-      } else {
+      } else if (v.kind == trace::ValueKind::kString || v.kind == trace::ValueKind::kDevice ||
+                 v.kind == trace::ValueKind::kOpaque) {
+        s += t_.str(v.s);
+      } else if (v.kind == trace::ValueKind::kInt) {
         s += std::to_string(v.i);
+      } else if (v.kind == trace::ValueKind::kBool) {
+        s += v.b ? "1" : "0";
       }
       for (const Value& x : v.items) add(x);
     };
@@ -138,7 +150,8 @@ class Checker {
   const CheckOptions& o_;
   CheckReport report_;
   std::vector<uint32_t> slot_tensor_;  // slot -> TensorRef index
-  std::unordered_map<std::string, std::string> passed_;  // signature -> method
+  CheckCache local_;
+  CheckCache& passed_;  // signature -> method
 };
 
 bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
@@ -263,6 +276,7 @@ void Checker::checkOp(const Node& n) {
   if (auto hit = passed_.find(sig); hit != passed_.end()) {
     ++report_.cached;
     count(hit->second);
+    if (hit->second != kMeta) ++report_.detail[hit->second + ": " + name];
     return;
   }
   std::vector<ArgSource> args;

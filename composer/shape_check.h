@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 
 #include "core/model/trace.h"
 
@@ -31,10 +32,15 @@ struct CheckReport {
   uint64_t cached = 0;  // identical calls checked once
 };
 
+// Calls already checked (signature -> method), shared across the ranks of
+// one composition: 64 ranks of the same model check each call once.
+using CheckCache = std::unordered_map<std::string, std::string>;
+
 struct CheckOptions {
   // A CPU fallback allocates its inputs; above this many bytes the op is
   // counted unchecked ("too large for a CPU check") instead.
   uint64_t cpu_limit_bytes = uint64_t{1} << 30;
+  CheckCache* cache = nullptr;  // null: one per call of checkShapes
 };
 
 // Checks every iteration of `t`. Throws InputError (exit 2) at the first op
