@@ -76,6 +76,28 @@ TEST(ScaleDim, BrokenAttentionHeadSplitNamesTheNode) {
   }
 }
 
+// Message sizes follow a substituted dimension and survive a write/read.
+TEST(ScaleDim, MessageSizesFollowTheirTensors) {
+  const std::string dir = test::makeTempDir("compose_msg");
+  std::string out;
+  ASSERT_EQ(test::runCommand("python3 " + std::string(ETB_SOURCE_DIR) + "/tests/mpi/make_comm_et.py groups " + dir, &out), 0)
+      << out;
+  trace::Trace t = trace::readTrace(dir + "/groups.rank0.et.json");
+  std::vector<uint64_t> before;
+  for (const auto& c : t.comms) before.push_back(c.in_elems);
+  // make_comm_et.py: the first world all_reduce moves 4096 floats, the
+  // all_to_all of group "1" 2048.
+  ASSERT_EQ(before.front(), 4096u);
+  const ScaleStats s = scaleDimension(t, 4096, 8192);
+  EXPECT_EQ(s.comms, t.comms.size());
+  trace::writeTrace(t, dir + "/scaled.json");
+  const trace::Trace back = trace::readTrace(dir + "/scaled.json");
+  for (size_t i = 0; i < back.comms.size(); ++i) {
+    EXPECT_EQ(back.comms[i].in_elems, before[i] == 4096 ? 8192u : before[i]) << "comm " << i;
+    EXPECT_EQ(back.comms[i].bytes, back.comms[i].in_elems * 4) << "comm " << i;
+  }
+}
+
 TEST(Dtype, Bf16ConvertsTensorsTypesAndDtypeArguments) {
   trace::Trace t = fleetSample("mlp");
   uint64_t floats = 0;
