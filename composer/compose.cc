@@ -25,6 +25,14 @@ const Trace& partner(const std::vector<Trace>& other, size_t r) {
   return other.size() > r ? other[r] : other[0];
 }
 
+void spliceWith(std::vector<Trace>& ranks, const Step& s) {
+  const std::vector<Trace> other = readRanks(s.path);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    ranks[r] = s.kind == StepKind::kConcat ? concatTraces(ranks[r], partner(other, r))
+                                           : interleaveTraces(ranks[r], partner(other, r));
+  }
+}
+
 void applyStep(std::vector<Trace>& ranks, const Step& s, std::ostream& log) {
   const size_t nodes_before = ranks[0].nodes.size();
   switch (s.kind) {
@@ -63,14 +71,9 @@ void applyStep(std::vector<Trace>& ranks, const Step& s, std::ostream& log) {
       break;
     }
     case StepKind::kConcat:
-    case StepKind::kInterleave: {
-      const std::vector<Trace> other = readRanks(s.path);
-      for (size_t r = 0; r < ranks.size(); ++r) {
-        ranks[r] = s.kind == StepKind::kConcat ? concatTraces(ranks[r], partner(other, r))
-                                               : interleaveTraces(ranks[r], partner(other, r));
-      }
+    case StepKind::kInterleave:
+      spliceWith(ranks, s);
       break;
-    }
   }
   log << "  nodes (rank 0): " << nodes_before << " -> " << ranks[0].nodes.size() << "\n";
 }

@@ -221,6 +221,8 @@ class SelectionBuilder {
     return false;
   }
 
+  // The selected nodes and their non-operator ancestors (metadata always).
+  std::vector<uint8_t> keptNodes(std::vector<uint8_t>& selected) const;
   trace::Trace build(std::vector<uint8_t>& selected);
 
   const trace::Trace& t_;
@@ -229,7 +231,7 @@ class SelectionBuilder {
   std::vector<Phase> phases_;
 };
 
-trace::Trace SelectionBuilder::build(std::vector<uint8_t>& selected) {
+std::vector<uint8_t> SelectionBuilder::keptNodes(std::vector<uint8_t>& selected) const {
   const size_t n = t_.nodes.size();
   std::vector<uint8_t> keep(n, 0);
   size_t executable = 0;
@@ -256,6 +258,12 @@ trace::Trace SelectionBuilder::build(std::vector<uint8_t>& selected) {
     ETB_INPUT_ERROR(SourceLoc{t_.path}, "empty selection: [", list,
                     "] matched no operator or communication node");
   }
+  return keep;
+}
+
+trace::Trace SelectionBuilder::build(std::vector<uint8_t>& selected) {
+  const std::vector<uint8_t> keep = keptNodes(selected);
+  const size_t n = t_.nodes.size();
   trace::Trace out = shellOf(t_);
   out.nodes.reserve(static_cast<size_t>(std::count(keep.begin(), keep.end(), 1)));
   for (size_t i = 0; i < n; ++i) {

@@ -145,6 +145,8 @@ class Checker {
   std::string compareOutputs(const Node& n, const c10::OperatorHandle& op,
                              const std::vector<c10::IValue>& stack, bool standin);
   void checkComm(const Node& n);
+  std::string_view onCpu(const Node& n, const c10::OperatorHandle& op,
+                         const std::vector<ArgSource>& args, std::string* err);
 
   const Trace& t_;
   const CheckOptions& o_;
@@ -258,6 +260,16 @@ std::string Checker::compareOutputs(const Node& n, const c10::OperatorHandle& op
   return "";
 }
 
+// The CPU run for an op without a meta kernel; float32 stands in for a
+// reduced-precision dtype the CPU kernel lacks.
+std::string_view Checker::onCpu(const Node& n, const c10::OperatorHandle& op,
+                                const std::vector<ArgSource>& args, std::string* err) {
+  *err = runOn(n, op, args, at::Device(at::kCPU));
+  if (!isUnsupportedDtype(*err)) return kCpu;
+  *err = runOn(n, op, args, at::Device(at::kCPU), true);
+  return kCpuStandin;
+}
+
 void Checker::checkOp(const Node& n) {
   std::string name, overload;
   if (!replay::detail::parseSchemaName(t_.str(n.op_schema), &name, &overload)) {
@@ -294,12 +306,7 @@ void Checker::checkOp(const Node& n) {
       unchecked(name, "no meta kernel and too large for a CPU check");
       return;
     }
-    err = runOn(n, *op, args, at::Device(at::kCPU));
-    method = kCpu;
-    if (isUnsupportedDtype(err)) {
-      err = runOn(n, *op, args, at::Device(at::kCPU), true);
-      method = kCpuStandin;
-    }
+    method = onCpu(n, *op, args, &err);
   }
   if (!err.empty()) fail(n, name, err[0] == '!' ? err.substr(1) : err);
   count(method);

@@ -242,8 +242,10 @@ Trace concatTraces(const Trace& a, const Trace& b) {
   return out;
 }
 
-Trace interleaveTraces(const Trace& compute, const Trace& comm) {
-  // Comm units of `comm` (top-most), in order.
+namespace {
+// The top-most communication calls of `comm`'s first iteration, each with
+// its subtree (node indices in id order).
+std::vector<std::vector<size_t>> commUnits(const Trace& comm) {
   std::vector<std::vector<size_t>> units;
   const auto kids = comm.children();
   for (const replay::SelectedNode& s : replay::selectNodes(comm, replay::chooseIteration(comm, 0))) {
@@ -255,6 +257,12 @@ Trace interleaveTraces(const Trace& compute, const Trace& comm) {
     std::sort(sub.begin(), sub.end());
     units.push_back(std::move(sub));
   }
+  return units;
+}
+}  // namespace
+
+Trace interleaveTraces(const Trace& compute, const Trace& comm) {
+  const std::vector<std::vector<size_t>> units = commUnits(comm);
   if (units.empty()) {
     ETB_INPUT_ERROR(SourceLoc{comm.path}, "interleave: the trace has no communication to take");
   }
