@@ -8,6 +8,7 @@
 #   groups_np8   tests/mpi groups set 4 -> 8: sub-groups {0,2} {1,3} tiled
 #   sharded_np4  all_gather / reduce_scatter / all_to_allv 2 -> 4: shards
 #                resized (written as Chakra, replayed from Chakra)
+#   interleave_np2  the mlp's compute with ddp2's gradient all_reduces
 set -u
 case_name=$1 et_compose=$2 et_replay=$3 src=$4
 py=$(command -v python3)
@@ -115,6 +116,15 @@ sharded_np4)
     "$et_compose" "$tmp/s4.rank$r.et" -o "$tmp/s4.rank$r.json" >/dev/null 2>&1 || fail "Chakra -> ET"
   done
   check sharded "$tmp/in/sharded.rank%d.et.json" "$tmp/s4.rank%d.json" 4
+  ;;
+interleave_np2)
+  ddp="$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz"
+  compose "$src/fleet_samples/mlp/mlp.et.json.gz" --interleave-comm "$src/fleet_samples/ddp2/ddp2.rank0.et.json.gz" \
+    --world-size 2 -o "$tmp/il.rank%d.json"
+  replay 2 "$tmp/il.rank%d.json"
+  check ddp2 "$ddp" "$tmp/il.rank%d.json" 2
+  "$py" -c "import json,sys; c=json.load(open(sys.argv[1]))['coverage']; print(c); assert c['operators'] > 100" \
+    "$tmp/r.json" || fail "the mlp's compute was not replayed"
   ;;
 *) fail "unknown case $case_name" ;;
 esac
