@@ -197,8 +197,12 @@ std::vector<std::vector<uint32_t>> Trace::children() const {
 }
 
 void Trace::finalize() {
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](const Node& a, const Node& b) { return a.id < b.id; });
+  auto by_id = [](const Node& a, const Node& b) { return a.id < b.id; };
+  // Writers and the composer hand over sorted nodes; a merge sort of
+  // millions of Nodes is seconds for nothing.
+  if (!std::is_sorted(nodes.begin(), nodes.end(), by_id)) {
+    std::stable_sort(nodes.begin(), nodes.end(), by_id);
+  }
   // Keep iterations a reader already set (Chakra has no markers).
   std::vector<const Node*> markers;
   for (const Node& n : nodes) {
