@@ -157,7 +157,8 @@ Choice choose(const Trace& trace, const std::vector<Event>& events,
 // The shift from the profiler's ids to the trace's rf_ids under which the
 // most linked names agree. 0 for a consistent pair; a torch 1.13 profiler
 // file written from prof.events() next to a DDP ET is off by the handles
-// the process-group setup took. Searched only when under half agree at 0.
+// the process-group setup took. Searched only when under half agree at 0,
+// and taken only when at least 80% of the names agree under it.
 int64_t idShift(const Trace& trace, const std::vector<Event>& events,
                 const std::unordered_map<uint64_t, uint32_t>& by_rf, const Choice& c) {
   auto agree = [&](int64_t shift) {
@@ -174,12 +175,15 @@ int64_t idShift(const Trace& trace, const std::vector<Event>& events,
     return std::make_pair(n, total);
   };
   const auto [at_zero, total] = agree(0);
-  if (total == 0 || 2 * at_zero >= total) return 0;
+  // Only Record function ids (one counter in both files) shift as a block;
+  // names legitimately differ under the older External id convention.
+  if (!c.use_rf || total == 0 || 2 * at_zero >= total) return 0;
   int64_t best = 0;
   size_t best_n = at_zero;
   for (int64_t shift = -64; shift <= 64; ++shift) {
-    const size_t n = agree(shift).first;
-    if (n > best_n) best = shift, best_n = n;
+    const auto [n, matched] = agree(shift);
+    // a real shift makes nearly every matched name agree
+    if (n > best_n && 5 * n >= 4 * matched) best = shift, best_n = n;
   }
   return best;
 }
