@@ -14,6 +14,8 @@
 #   FIDELITY_TRACE  committed (default: fleet_samples/<name>/<name>.et.json.gz) or fresh
 #                   (replay the trace recorded in this run)
 #   FIDELITY_KEEP   set to keep the work directory (printed at the end)
+#   FIDELITY_DDP    1: also run scripts/fidelity_ddp.sh (DDP over gloo, mpirun) after the table;
+#                   0: never (default: when no SAMPLE is named)
 #   FIDELITY_ROUNDS rounds of (original, replay) measured alternately (default 3); the table
 #                   compares the medians over rounds, so a noisy spell on a shared machine
 #                   hits both sides instead of one
@@ -71,5 +73,16 @@ done
 
 status=0
 "$PY" scripts/fidelity_table.py "$WORK" "${SAMPLES[@]}" || status=$?
+
+# ---- DDP over gloo at 2 and 4 ranks (issue 9) ----------------------------------------------
+# Multi-rank samples have their own script (mpirun, --comm gloo, own table, 15% limit). It runs
+# after the single-rank table when no sample was named, or with FIDELITY_DDP=1; FIDELITY_DDP=0
+# skips it. FIDELITY_DDP_SAMPLES (space-separated) picks the DDP samples.
+if [ "${FIDELITY_DDP:-}" = 1 ] || { [ $# -eq 0 ] && [ "${FIDELITY_DDP:-}" != 0 ]; }; then
+  ddp_status=0
+  # shellcheck disable=SC2086  # a list of sample names
+  scripts/fidelity_ddp.sh ${FIDELITY_DDP_SAMPLES:-} || ddp_status=$?
+  [ "$status" -ne 0 ] || status=$ddp_status
+fi
 [ -n "${FIDELITY_KEEP:-}" ] && echo "work directory kept: $WORK" >&2
 exit $status

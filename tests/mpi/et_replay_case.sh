@@ -15,6 +15,10 @@
 #             watchdog ends the job, naming the node, inside its time bound
 # (A rank killed by a signal is left out on purpose: mpirun ends that job on
 # its own, so such a test would pass whatever etbench does.)
+#   gloo:SAMPLE:NP  fleet DDP sample on NP ranks with --comm gloo and per-rank --kineto
+#             'SAMPLE.rank%d.kineto.json.gz': backend gloo, every op and collective replayed,
+#             each rank's original equal to the ProfilerStep of its own profiler file
+#   kineto_missing  --kineto pattern without a file for rank 1: exit 2 naming that file
 set -u
 case_name=$1 et_replay=$2 src=$3
 py=$(command -v python3)
@@ -68,7 +72,47 @@ for want in sys.argv[4:]:
 EOF
 }
 
+# check_ranks_original JSON KINETO_PATTERN: ranks[r].original_ms is the ProfilerStep
+# duration read here from rank r's own profiler file.
+check_ranks_original() {
+  "$py" - "$@" <<'EOF' || fail "per-rank original check"
+import gzip, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["run"]["comm_backend"] == "gloo", d["run"]["comm_backend"]
+seen = []
+for r in d["ranks"]:
+    events = json.load(gzip.open(sys.argv[2].replace("%d", str(r["rank"]))))["traceEvents"]
+    step = [e for e in events if e.get("name", "").startswith("ProfilerStep#")]
+    assert len(step) == 1, f"rank {r['rank']}: {len(step)} ProfilerStep events"
+    want = step[0]["dur"] / 1e3
+    assert "original_ms" in r, f"rank {r['rank']} has no original_ms"
+    assert abs(r["original_ms"] - want) < 1e-3, f"rank {r['rank']}: {r['original_ms']} != {want}"
+    seen.append(r["original_ms"])
+assert len(set(seen)) == len(seen), f"ranks share one original: {seen}"
+cov = d["coverage"]
+assert cov["replayed"] == cov["operators"], f"ops {cov['replayed']}/{cov['operators']}"
+print("per-rank originals (ms):", seen)
+EOF
+}
+
 case "$case_name" in
+gloo:*)
+  IFS=: read -r _ sample np <<<"$case_name"
+  dir="$src/fleet_samples/$sample"
+  [ -f "$dir/$sample.meta.json" ] || fail "no sample $dir"
+  launch "$np" 240 "$dir/$sample.rank%d.et.json.gz" --comm gloo \
+    --kineto "$dir/$sample.rank%d.kineto.json.gz" "${run_flags[@]}" --report-json "$tmp/r.json"
+  [ "$rc" -eq 0 ] || fail "exit $rc"
+  check_report "$tmp/r.json" "$np" 1 all_reduce@0
+  check_ranks_original "$tmp/r.json" "$dir/$sample.rank%d.kineto.json.gz"
+  ;;
+kineto_missing)
+  cp "$src/fleet_samples/ddp2/ddp2.rank0.kineto.json.gz" "$tmp/k_0.json.gz"
+  launch 2 60 "$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --kineto "$tmp/k_%d.json.gz" \
+    "${run_flags[@]}"
+  [ "$rc" -eq 2 ] || fail "exit $rc, want 2"
+  grep -q "k_1.json.gz.*no file for rank 1" "$tmp/out" || fail "no message naming k_1.json.gz"
+  ;;
 ddp2)
   launch 2 120 "$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" "${run_flags[@]}" \
     --report-json "$tmp/r.json"

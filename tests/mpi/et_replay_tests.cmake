@@ -16,6 +16,21 @@ foreach(case ddp2 dlrm groups world preflight throw stall)
                        SKIP_RETURN_CODE 77 ENVIRONMENT "${ETB_MPI_ENV}")
 endforeach()
 
+# DDP over gloo, recorded at 2 and 4 ranks, replayed on gloo with per-rank profiler files.
+if(ETB_WITH_GLOO)
+  foreach(case gloo:ddp_mlp2:2 gloo:ddp_mlp4:4 gloo:ddp_transformer2:2 gloo:ddp_transformer4:4)
+    string(REPLACE ":" "_" test_name "mpi_et_replay_${case}")
+    add_test(NAME ${test_name}
+             COMMAND ${ETB_ET_REPLAY_CASE} ${case} $<TARGET_FILE:et_replay> ${PROJECT_SOURCE_DIR})
+    set_tests_properties(${test_name} PROPERTIES LABELS mpi TIMEOUT 300
+                         SKIP_RETURN_CODE 77 ENVIRONMENT "${ETB_MPI_ENV}")
+  endforeach()
+endif()
+add_test(NAME mpi_et_replay_kineto_missing
+         COMMAND ${ETB_ET_REPLAY_CASE} kineto_missing $<TARGET_FILE:et_replay> ${PROJECT_SOURCE_DIR})
+set_tests_properties(mpi_et_replay_kineto_missing PROPERTIES LABELS mpi TIMEOUT 120
+                     ENVIRONMENT "${ETB_MPI_ENV}")
+
 # Baseline of scripts/bench_comm_replay.sh: the benchmark trace's calls as a
 # plain MPI loop.
 add_executable(etb_mpi_plain_loop mpi_plain_loop.cc)
