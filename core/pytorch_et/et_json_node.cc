@@ -43,7 +43,24 @@ bool supportedSchema(std::string_view schema) {
 
 NodeSink::NodeSink(Trace& t, std::mutex& pools, std::vector<TensorRef>* tensors)
     : t_(t), pools_(&pools), tensors_(tensors), views_{std::string_view()} {
-  strs_.emplace(std::string_view(), 0);
+  strs_.insert(std::string_view(), 0);
+}
+
+void StrCache::insert(std::string_view s, StrId id) {
+  if ((used_ + 1) * 2 > slots_.size()) {  // at most half full
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, old.size() * 2), Slot{});
+    mask_ = slots_.size() - 1;
+    used_ = 0;
+    for (const Slot& slot : old) {
+      if (slot.id != kMissing) insert(slot.text, slot.id);
+    }
+  }
+  const uint64_t h = hashOf(s);
+  size_t i = h & mask_;
+  while (slots_[i].id != kMissing) i = (i + 1) & mask_;
+  slots_[i] = Slot{s, h, id};
+  ++used_;
 }
 
 StrId NodeSink::strMiss(std::string_view s) {
@@ -54,7 +71,7 @@ StrId NodeSink::strMiss(std::string_view s) {
     id = t_.strings.intern(s);
     kept = t_.strings.get(id);
   }
-  strs_.emplace(kept, id);
+  strs_.insert(kept, id);
   if (views_.size() <= id) views_.resize(id + 1);
   views_[id] = kept;
   return id;
@@ -127,15 +144,16 @@ dom::array readHeader(Elem root, Trace& t) {
 }
 
 void NodeReader::read(Elem e, size_t index, Node* n) {
-  loc_ = SourceLoc{file_};
-  if (!e.is_object()) ETB_INPUT_ERROR(loc_, "node #", index, " is not a JSON object");
+  loc_.node_id = SourceLoc::kNoNode;  // loc_.file is set once: a copy per node costs a malloc
+  name_ = {};
+  if (!e.is_object()) ETB_INPUT_ERROR(loc(), "node #", index, " is not a JSON object");
   dom::object o = e.get_object().value_unsafe();
   std::string_view name;
-  if (o["name"].get(name) == simdjson::SUCCESS) loc_.node_name = std::string(name);
+  if (o["name"].get(name) == simdjson::SUCCESS) name_ = name;
   Elem id;
-  if (o["id"].get(id) != simdjson::SUCCESS) ETB_INPUT_ERROR(loc_, "node #", index, " has no \"id\"");
+  if (o["id"].get(id) != simdjson::SUCCESS) ETB_INPUT_ERROR(loc(), "node #", index, " has no \"id\"");
   if (!isInteger(id) || (id.type() == element_type::INT64 && id.get_int64().value_unsafe() < 0)) {
-    ETB_INPUT_ERROR(loc_, "node #", index, ": \"id\" is not an unsigned integer");
+    ETB_INPUT_ERROR(loc(), "node #", index, ": \"id\" is not an unsigned integer");
   }
   n->id = asU64(id);
   loc_.node_id = n->id;
@@ -147,15 +165,20 @@ void NodeReader::read(Elem e, size_t index, Node* n) {
   }
 }
 
+const SourceLoc& NodeReader::loc() {
+  loc_.node_name = std::string(name_);
+  return loc_;
+}
+
 uint64_t NodeReader::uintField(std::string_view key, const Elem& v) {
-  if (!isInteger(v)) ETB_INPUT_ERROR(loc_, "\"", key, "\" is not an integer");
+  if (!isInteger(v)) ETB_INPUT_ERROR(loc(), "\"", key, "\" is not an integer");
   return asU64(v);
 }
 
 void NodeReader::field(std::string_view key, Elem v, Node* n, Args* in, Args* out) {
   if (key == "id") return;
   if (key == "name") {
-    if (!v.is_string()) ETB_INPUT_ERROR(loc_, "\"name\" is not a string");
+    if (!v.is_string()) ETB_INPUT_ERROR(loc(), "\"name\" is not a string");
     n->name = sink_.str(v.get_string().value_unsafe());
   } else if (key == "ctrl_deps" || key == "parent") {
     n->parent = uintField(key, v);
@@ -190,9 +213,9 @@ void NodeReader::argsBlock(std::string_view key, Elem v, Args* a) {
     a->v = v, a->values = &a->v;
     return;
   }
-  if (!v.is_object()) ETB_INPUT_ERROR(loc_, "\"", key, "\" is neither an object nor an array");
+  if (!v.is_object()) ETB_INPUT_ERROR(loc(), "\"", key, "\" is neither an object nor an array");
   dom::object o = v.get_object().value_unsafe();
-  if (o["values"].get(a->v) != simdjson::SUCCESS) ETB_INPUT_ERROR(loc_, "\"", key, "\" has no \"values\"");
+  if (o["values"].get(a->v) != simdjson::SUCCESS) ETB_INPUT_ERROR(loc(), "\"", key, "\" has no \"values\"");
   a->values = &a->v;
   if (o["shapes"].get(a->sh) == simdjson::SUCCESS) a->shapes = &a->sh;
   if (o["types"].get(a->ty) == simdjson::SUCCESS) a->types = &a->ty;
@@ -214,7 +237,7 @@ bool NodeReader::known(std::string_view key, const Elem& v, Node* n) {
   } else if (key == "fw_tid") {
     n->fw_tid = uintField(key, v);
   } else if (key == "op_schema") {
-    if (!v.is_string()) ETB_INPUT_ERROR(loc_, "\"op_schema\" is not a string");
+    if (!v.is_string()) ETB_INPUT_ERROR(loc(), "\"op_schema\" is not a string");
     n->op_schema = sink_.str(v.get_string().value_unsafe());
   } else {
     return false;
@@ -223,14 +246,14 @@ bool NodeReader::known(std::string_view key, const Elem& v, Node* n) {
 }
 
 void NodeReader::attrs(Elem v, Node* n) {
-  if (!v.is_array()) ETB_INPUT_ERROR(loc_, "\"attrs\" is not an array");
+  if (!v.is_array()) ETB_INPUT_ERROR(loc(), "\"attrs\" is not an array");
   const dom::array list = v.get_array().value_unsafe();
   for (Elem a : list) {
     std::string_view name, type;
     Elem value;
     if (!a.is_object() || a["name"].get(name) != simdjson::SUCCESS ||
         a["value"].get(value) != simdjson::SUCCESS) {
-      ETB_INPUT_ERROR(loc_, "an attr is not {\"name\", \"type\", \"value\"}");
+      ETB_INPUT_ERROR(loc(), "an attr is not {\"name\", \"type\", \"value\"}");
     }
     if (known(name, value, n)) continue;
     if (a["type"].get(type) != simdjson::SUCCESS) type = {};

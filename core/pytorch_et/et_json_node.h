@@ -24,7 +24,9 @@ simdjson::dom::array readHeader(simdjson::dom::element root, Trace& t);
 
 class NodeReader {
  public:
-  NodeReader(NodeSink& sink, const std::string& file) : sink_(sink), file_(file), dec_(sink, file) {}
+  NodeReader(NodeSink& sink, const std::string& file) : sink_(sink), file_(file), dec_(sink, file) {
+    loc_.file = file;
+  }
 
   // `index` (the node's place in the array) is only used in messages.
   void read(simdjson::dom::element e, size_t index, Node* n);
@@ -40,6 +42,8 @@ class NodeReader {
     Elem v, sh, ty, st;
   };
 
+  // The node's location for a message (its name copied only then).
+  const SourceLoc& loc();
   uint64_t uintField(std::string_view key, const Elem& v);
   void field(std::string_view key, Elem v, Node* n, Args* in, Args* out);
   void argsBlock(std::string_view key, Elem v, Args* a);
@@ -50,6 +54,7 @@ class NodeReader {
   const std::string& file_;
   ValueDecoder dec_;
   SourceLoc loc_;
+  std::string_view name_;  // into the parser's DOM, valid while reading
 };
 
 }  // namespace etb::trace::detail

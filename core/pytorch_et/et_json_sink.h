@@ -7,6 +7,7 @@
 // which the merge rebases. Internal to the ET JSON reader.
 #pragma once
 
+#include <cstring>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -15,6 +16,51 @@
 #include "core/model/trace.h"
 
 namespace etb::trace::detail {
+
+// string -> id for the few hundred distinct strings a trace repeats
+// millions of times: open addressing, and a hash of the length and three
+// 8-byte words (start, middle, end) instead of every byte.
+class StrCache {
+ public:
+  static constexpr StrId kMissing = ~StrId{0};
+
+  StrId find(std::string_view s) const {
+    if (slots_.empty()) return kMissing;
+    const uint64_t h = hashOf(s);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.id == kMissing) return kMissing;
+      if (slot.hash == h && slot.text == s) return slot.id;
+    }
+  }
+  // `s` must outlive the cache.
+  void insert(std::string_view s, StrId id);
+
+ private:
+  struct Slot {
+    std::string_view text;
+    uint64_t hash = 0;
+    StrId id = kMissing;
+  };
+  static uint64_t hashOf(std::string_view s) {
+    const size_t n = s.size();
+    uint64_t a = 0, b = 0, c = 0;
+    if (n >= 8) {
+      std::memcpy(&a, s.data(), 8);
+      std::memcpy(&b, s.data() + (n - 8) / 2, 8);
+      std::memcpy(&c, s.data() + n - 8, 8);
+    } else if (n > 0) {
+      std::memcpy(&a, s.data(), n);
+    }
+    uint64_t h = (n + 1) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ a) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31) ^ b) * 0x94D049BB133111EBull;
+    h = (h ^ (h >> 29) ^ c) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 32);
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0, used_ = 0;
+};
 
 class NodeSink {
  public:
@@ -25,8 +71,8 @@ class NodeSink {
 
   StrId str(std::string_view s) {
     if (pools_ == nullptr) return t_.strings.intern(s);
-    const auto it = strs_.find(s);
-    return it != strs_.end() ? it->second : strMiss(s);
+    const StrId id = strs_.find(s);
+    return id != StrCache::kMissing ? id : strMiss(s);
   }
   // Text of an id this sink returned.
   std::string_view view(StrId id) const { return pools_ == nullptr ? t_.strings.get(id) : views_[id]; }
@@ -51,7 +97,7 @@ class NodeSink {
   std::mutex* pools_ = nullptr;
   std::vector<TensorRef>* tensors_;
   // Keys and views point into t_'s pools, whose entries never move.
-  std::unordered_map<std::string_view, StrId> strs_;
+  StrCache strs_;
   std::vector<std::string_view> views_;
   std::unordered_map<const std::vector<int64_t>*, ListId, ListHash, ListEq> lists_;
 };
