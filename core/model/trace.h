@@ -3,10 +3,8 @@
 // The in-memory model every reader produces and every tool consumes. Nothing
 // downstream of core/ parses JSON or protobuf again.
 //
-// Sizes matter: loading an ET JSON must peak below the file's size, which
-// leaves a Node with its values and tensors ~600 bytes (budget and breakdown
-// in core/README.md; 8 more bytes per Node cost ~1% of the file). Repeated
-// strings (names, schemas, type strings, devices) are interned in
+// Sizes matter: a multi-GB trace must load into at most ~1.5x its file size,
+// so repeated strings (names, schemas, type strings, devices) are interned in
 // Trace::strings and shapes/strides in Trace::lists.
 #pragma once
 
