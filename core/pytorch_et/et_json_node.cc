@@ -265,6 +265,4 @@ void NodeReader::attrs(Elem v, Node* n) {
   }
 }
 
-
-
 }  // namespace etb::trace::detail
