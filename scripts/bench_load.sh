@@ -7,7 +7,7 @@
 # round so machine load hits both alike. Prints per-round times, the median
 # speed ratio and each side's peak RSS (from /usr/bin/time) over the file size.
 #
-#   scripts/bench_load.sh [SIZE_MB]        (default 512)
+#   scripts/bench_load.sh [SIZE_MB] [ROUNDS]   (default 512 3)
 #   ROUNDS=1 NO_PYTHON=1 scripts/bench_load.sh 4096   # the 4 GB run: over
 #       simdjson's 4 GB single-document limit; needs ~5 GB of disk for the
 #       file and (without NO_PYTHON) ~11 GB of RAM for json.load
@@ -23,7 +23,7 @@ SIZE_MB="${1:-512}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-bench}"
 SRC="${ETB_BENCH_SRC:-$ROOT/../shared/traces/param/1.1.0-chakra.0.0.4/resnet_2gpu_et.json.gz}"
 FILE="${ETB_BENCH_FILE:-$BUILD_DIR/large_et_${SIZE_MB}.json}"
-ROUNDS="${ROUNDS:-3}"
+ROUNDS="${2:-${ROUNDS:-3}}"
 PY="${PYTHON:-python3}"
 
 [ -f "$SRC" ] || { echo "bench_load: source trace $SRC not found (set ETB_BENCH_SRC)" >&2; exit 2; }
