@@ -12,6 +12,7 @@
 #include "core/tools/tool_main.h"
 #include "core/trace_io.h"
 #include "replayer/chrome_trace.h"
+#include "replayer/original_meta.h"
 #include "replayer/replayer.h"
 #include "replayer/report_html.h"
 #include "replayer/report_json.h"
@@ -22,6 +23,8 @@ using namespace etb;
 
 struct Flags {
   std::string trace, kineto, report_json, report_html, chrome_trace, log_level;
+  std::vector<double> original_ms;
+  std::string original_meta;
   double comm_timeout = 0;
   bool quiet = false;
   replay::ReplayOptions options;
@@ -32,6 +35,12 @@ void addFlags(CLI::App& app, Flags& f) {
                  "PyTorch ET / Chakra trace; per rank: bench.%d.et, bench.rank%d.json or a folder")
       ->required();
   app.add_option("--kineto", f.kineto, "profiler (Kineto) trace of the same run: original times");
+  auto* oms = app.add_option("--original-ms", f.original_ms,
+                             "measured original iteration time(s) in ms, comma-separated")
+                  ->delimiter(',');
+  app.add_option("--original-meta", f.original_meta,
+                 "a fleet sample's meta.json: its unprofiled original (and its threads)")
+      ->excludes(oms);
   app.add_option("--device", f.options.device, "cpu or cuda[:N] (default: the trace's if usable)");
   app.add_option("--threads", f.options.threads, "intra-op threads (0 = libtorch default)");
   app.add_option("--warmup", f.options.warmup, "warm-up iterations")->capture_default_str();
@@ -82,6 +91,8 @@ int replayMain(Flags& f, int argc, char** argv) {
       trace::linkKineto(t, f.kineto);
       f.options.original_source = "kineto";
     }
+    if (!f.original_meta.empty()) replay::useOriginalMeta(f.original_meta, f.options);
+    if (!f.original_ms.empty()) replay::useMeasuredOriginal(f.original_ms, f.options);
     replay::ReplayDiagnostics diag;
     const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
