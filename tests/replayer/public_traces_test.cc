@@ -24,6 +24,22 @@ std::vector<std::string> pytorchEts(const std::vector<std::string>& files) {
   return out;
 }
 
+// Ops that need a library this build lacks, by the reason the replayer
+// gives; every other skip counts against the 99%.
+bool needsMissingLibrary(const std::string& reason) {
+  return reason.find("(needs fbgemm)") != std::string::npos ||
+         reason.find("triton kernel") != std::string::npos;
+}
+
+// Traces with such ops, and the coverage each must still reach (what is left
+// once those ops are gone, measured 2026-11-22): DLRM's 7 fbgemm ops of 637,
+// the PT2 sample's one Triton kernel of 2.
+double floorFor(const std::string& path) {
+  if (path.find("dlrm_eg_") != std::string::npos) return 630.0 / 637;
+  if (path.find("pt2_et") != std::string::npos) return 0.5;
+  return 0.99;
+}
+
 // Replays one trace; returns the coverage ratio and checks honest semantics.
 double replayAndCheck(const std::string& path) {
   trace::Trace t = trace::readTrace(path);
@@ -40,19 +56,14 @@ double replayAndCheck(const std::string& path) {
       << path << ": " << diag.output_mismatches.size() << " mismatches, first: "
       << diag.output_mismatches[0];
   std::cout << "  " << path << ": " << r.coverage.replayed << "/" << r.coverage.operators
-            << " replayed\n";
+            << " replayed, " << r.coverage.fallback_fp32 << " in float32, " << r.coverage.noop
+            << " no-ops\n";
   for (const auto& [reason, n] : r.coverage.skipped_by_reason) {
     std::cout << "    skipped " << n << ": " << reason << "\n";
+    EXPECT_TRUE(needsMissingLibrary(reason) || floorFor(path) >= 0.99)
+        << path << ": skipped for a reason not exempted: " << reason;
   }
   return r.coverage.operators ? double(r.coverage.replayed) / r.coverage.operators : 0;
-}
-
-// Traces whose missing coverage is known and explained: PARAM's DLRM needs
-// fbgemm (not in libtorch) and CUDA stream bookkeeping; the PT2 sample is
-// one Triton kernel.
-bool knownShortfall(const std::string& path) {
-  return path.find("dlrm_eg_") != std::string::npos || path.find("pt2_et") != std::string::npos ||
-         path.find("at-fe2a39d0") != std::string::npos;
 }
 
 TEST(PublicTraces, ReplayOnCpuWithFullCoverageAndRecordedOutputs) {
@@ -68,10 +79,7 @@ TEST(PublicTraces, ReplayOnCpuWithFullCoverageAndRecordedOutputs) {
     if (path.find("dlrm_eg_") != std::string::npos && path.find("dlrm_eg_0") == std::string::npos) {
       continue;  // the 8 DLRM ranks are alike; one is enough here
     }
-    const double cov = replayAndCheck(path);
-    if (!knownShortfall(path)) {
-      EXPECT_GE(cov, 0.99) << path;
-    }
+    EXPECT_GE(replayAndCheck(path), floorFor(path) - 1e-9) << path;
   }
 }
 
