@@ -268,7 +268,7 @@ void checkSameRun(const Trace& trace, const std::vector<Event>& events, const Li
   if (pct < 95) {
     ETB_LOG(kWarn) << os.str();
   } else {
-    ETB_LOG(kInfo) << os.str();
+    ETB_LOG(kDebug) << os.str();
   }
 }
 }  // namespace
