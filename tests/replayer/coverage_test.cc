@@ -6,8 +6,11 @@
 // the verify pass sees a wrong value as a wrong shape.
 #include <gtest/gtest.h>
 
+#include "core/base/error.h"
+#include "replayer/original_meta.h"
 #include "replayer/replayer.h"
 #include "tests/replayer/trace_builder.h"
+#include "tests/test_util.h"
 
 namespace etb::replay {
 namespace {
@@ -153,6 +156,24 @@ TEST(Coverage, MeasuredOriginalReplacesTheTracesOwn) {
   EXPECT_DOUBLE_EQ(r.original_iter_ms->median, 3.0);
   EXPECT_EQ(r.original_iter_ms->samples.size(), 3u);
   EXPECT_EQ(r.original_source, "user");
+}
+
+// The fleet sample's meta.json gives the unprofiled steps and the threads;
+// the median the recorder wrote beside them is the independent check.
+TEST(Coverage, FleetMetaGivesTheUnprofiledOriginalAndItsThreads) {
+  ReplayOptions o;
+  useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.meta.json", o);
+  ASSERT_EQ(o.original_ms.size(), 10u);
+  EXPECT_NEAR(summarize(o.original_ms).median, 190.641, 0.01);  // "iter_ms_median"
+  EXPECT_EQ(o.threads, 1);
+  EXPECT_EQ(o.original_source, "meta.json (unprofiled)");
+  ReplayOptions asked;
+  asked.threads = 2;  // --threads wins over the recording's
+  useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.meta.json", asked);
+  EXPECT_EQ(asked.threads, 2);
+  EXPECT_THROW(useMeasuredOriginal({3.0, -1.0}, asked), InputError);
+  EXPECT_THROW(useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.et.json.gz", asked),
+               InputError);
 }
 
 }  // namespace
