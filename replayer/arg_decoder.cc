@@ -29,7 +29,17 @@ bool asDouble(const trace::Value& v, double* out) {
   return true;
 }
 
-// int[] / float[] / bool[]; an int recorded for int[N] is broadcast (the
+// A Scalar keeps the recorded kind: add_(x, 2) and add_(x, 2.0) differ for
+// integer tensors.
+bool asScalar(const trace::Value& v, c10::IValue* out) {
+  if (v.kind == ValueKind::kInt) *out = c10::IValue(v.i);
+  else if (v.kind == ValueKind::kDouble) *out = c10::IValue(v.d);
+  else if (v.kind == ValueKind::kBool) *out = c10::IValue(v.b);
+  else return false;
+  return true;
+}
+
+// int[] / float[] / bool[] / Scalar[]; an int recorded for int[N] is broadcast (the
 // schema allows "stride=1" for int[2]).
 bool decodeList(const trace::Value& v, const c10::TypePtr& elem, int n,
                 c10::IValue* out, std::string* why) {
@@ -60,6 +70,16 @@ bool decodeList(const trace::Value& v, const c10::TypePtr& elem, int n,
       xs.push_back(b != 0);
     }
     *out = c10::IValue(xs);
+  } else if (k == TypeKind::NumberType) {
+    // Scalar[] (the _foreach_* ScalarList overloads): the kernel reads it as
+    // a list typed Scalar, so the list must carry that element type.
+    c10::impl::GenericList xs(c10::NumberType::get());
+    for (const trace::Value& x : *items) {
+      c10::IValue s;
+      if (!asScalar(x, &s)) return fail(why, "Scalar list holds a non-number");
+      xs.push_back(std::move(s));
+    }
+    *out = c10::IValue(std::move(xs));
   } else {
     return fail(why, "unsupported list type " + elem->str() + "[]");
   }
@@ -108,10 +128,7 @@ bool decodeConst(const DecodeContext& ctx, const trace::Value& v,
       return true;
     }
     case TypeKind::NumberType:
-      if (v.kind == ValueKind::kInt) *out = c10::IValue(v.i);
-      else if (v.kind == ValueKind::kDouble) *out = c10::IValue(v.d);
-      else if (v.kind == ValueKind::kBool) *out = c10::IValue(v.b);
-      else return fail(why, "expected a Scalar");
+      if (!asScalar(v, out)) return fail(why, "expected a Scalar");
       return true;
     case TypeKind::StringType:
       if (v.kind != ValueKind::kString) return fail(why, "expected a string");
@@ -120,6 +137,11 @@ bool decodeConst(const DecodeContext& ctx, const trace::Value& v,
     case TypeKind::DeviceObjType:
       // Recorded devices ("cuda:3") name the original machine's devices.
       *out = c10::IValue(ctx.device);
+      return true;
+    case TypeKind::StreamObjType:
+      // The recorded stream is the original's; the replay runs on the
+      // device's default stream.
+      *out = c10::IValue(c10::Stream(c10::Stream::DEFAULT, ctx.device));
       return true;
     case TypeKind::ListType:
       return decodeList(v, type->castRaw<c10::ListType>()->getElementType(), n, out, why);
@@ -174,6 +196,14 @@ bool decodeArg(const DecodeContext& ctx, const trace::Value& value,
       }
       return true;
     }
+  }
+  if (type->kind() == TypeKind::StorageType) {
+    // Recorded as "<Storage>": the storage the op makes its output view
+    // (set_), so the output's recorded storage, taken from a leaf shaped
+    // like that output.
+    out->kind = ArgKind::kStorage;
+    out->slots.assign(1, ctx.output_storage_slot ? ctx.output_storage_slot() : kNoSlot);
+    return out->slots[0] != kNoSlot || fail(why, "Storage argument but no recorded output tensor");
   }
   out->kind = ArgKind::kConst;
   return decodeConst(ctx, value, type, arg.N() ? *arg.N() : 0, &out->value, why);

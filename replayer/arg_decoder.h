@@ -21,6 +21,9 @@ struct DecodeContext {
   // Slot for a recorded input tensor (trace tensor index); kNoSlot for an
   // undefined tensor.
   std::function<int32_t(uint32_t)> input_slot;
+  // Slot whose storage a Storage argument passes (that of the op's first
+  // recorded output tensor); kNoSlot when the op records none.
+  std::function<int32_t()> output_storage_slot;
 };
 
 // Decodes `value` for `arg` into `out`. Returns false with the reason in

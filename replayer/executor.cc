@@ -5,12 +5,20 @@
 #include <sstream>
 
 #include "core/base/log.h"
+#include "replayer/dtype_fallback.h"
 
 namespace etb::replay::detail {
 namespace {
 std::string firstLine(const std::string& text, size_t cap = 160) {
   std::string s = text.substr(0, text.find('\n'));
   return s.size() > cap ? s.substr(0, cap) + "..." : s;
+}
+
+// A float32 fallback result in the dtype the recording gave it.
+at::Tensor recordedDtype(const at::Tensor& t, const trace::TensorRef& r) {
+  if (!t.defined() || r.dtype == trace::DType::kUnknown) return t;
+  const at::ScalarType want = toScalarType(r.dtype);
+  return t.scalar_type() == want ? t : t.to(want);
 }
 
 std::string shapeText(c10::IntArrayRef xs) {
@@ -83,23 +91,23 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
   return rec;
 }
 
-void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
+void Executor::pushArgs(const PlanStep& step) {
   stack_.clear();
+  auto slot = [this](int32_t s) {
+    return s == kNoSlot ? at::Tensor() : plan_.slots[static_cast<size_t>(s)];
+  };
   for (const ArgSource& a : step.args) {
     switch (a.kind) {
       case ArgKind::kConst:
         stack_.push_back(a.value);
         break;
       case ArgKind::kTensor:
-        stack_.emplace_back(a.slots[0] == kNoSlot ? at::Tensor()
-                                                  : plan_.slots[static_cast<size_t>(a.slots[0])]);
+        stack_.emplace_back(slot(a.slots[0]));
         break;
       case ArgKind::kTensorList: {
         c10::List<at::Tensor> list;
         list.reserve(a.slots.size());
-        for (int32_t s : a.slots) {
-          list.push_back(s == kNoSlot ? at::Tensor() : plan_.slots[static_cast<size_t>(s)]);
-        }
+        for (int32_t s : a.slots) list.push_back(slot(s));
         stack_.emplace_back(std::move(list));
         break;
       }
@@ -108,17 +116,55 @@ void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
         list.reserve(a.slots.size());
         for (int32_t s : a.slots) {
           if (s == kNoSlot) list.push_back(c10::nullopt);
-          else list.push_back(plan_.slots[static_cast<size_t>(s)]);
+          else list.push_back(slot(s));
         }
         stack_.emplace_back(std::move(list));
         break;
       }
+      case ArgKind::kStorage:
+        stack_.emplace_back(slot(a.slots[0]).storage());
+        break;
     }
   }
+}
+
+bool Executor::call(PlanStep& step, std::string* error) {
   try {
-    step.op->callBoxed(stack_);
+    if (step.fp32) callInFloat32(*step.op, stack_);
+    else step.op->callBoxed(stack_);
+    return true;
   } catch (const std::exception& e) {
-    markFailed(step, e.what());
+    *error = e.what();
+    return false;
+  }
+}
+
+// An op with no CPU kernel for its recorded Half/BFloat16 runs in float32
+// from then on, listed in the coverage with the error that sent it there.
+bool Executor::tryFloat32(PlanStep& step, const std::string& error) {
+  if (step.fp32 || !plan_.device.is_cpu()) return false;
+  pushArgs(step);
+  if (!hasReducedFloat(stack_)) return false;
+  step.fp32 = true;
+  std::string ignored;
+  if (!call(step, &ignored)) {
+    step.fp32 = false;
+    return false;
+  }
+  const trace::Node& n = trace_.nodes[step.node];
+  ++plan_.coverage.fallback_fp32;
+  plan_.coverage.fallback_ops.push_back({n.id, step.name, firstLine(error)});
+  ETB_LOG(kDebug) << "node " << n.id << " " << step.name << ": float32 fallback after "
+                  << firstLine(error);
+  return true;
+}
+
+void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
+  if (step.noop) return;
+  pushArgs(step);
+  std::string error;
+  if (!call(step, &error) && !tryFloat32(step, error)) {
+    markFailed(step, error);
     synthesise(step);
     return;
   }
@@ -131,6 +177,7 @@ void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
       auto list = r.toTensorList();
       if (static_cast<size_t>(o.item) < list.size()) t = list.get(static_cast<size_t>(o.item));
     }
+    if (step.fp32) t = recordedDtype(t, trace_.tensors[o.tensor]);
     if (track) hold(t, 1);
     plan_.slots[static_cast<size_t>(o.slot)] = std::move(t);
   }

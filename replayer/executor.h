@@ -36,6 +36,9 @@ class Executor {
 
  private:
   void runOp(PlanStep& step, bool track, ReplayDiagnostics* diag);
+  void pushArgs(const PlanStep& step);
+  bool call(PlanStep& step, std::string* error);
+  bool tryFloat32(PlanStep& step, const std::string& error);
   void runComm(PlanStep& step);
   void waitForInputs(const PlanStep& step);
   void synthesise(const PlanStep& step);

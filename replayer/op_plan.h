@@ -23,7 +23,8 @@ namespace etb::replay::detail {
 
 constexpr int32_t kNoSlot = -1;  // an undefined tensor / None list item
 
-enum class ArgKind : uint8_t { kConst, kTensor, kTensorList, kOptTensorList };
+// kStorage: the storage of the tensor in slots[0].
+enum class ArgKind : uint8_t { kConst, kTensor, kTensorList, kOptTensorList, kStorage };
 
 // Where one argument of the boxed stack comes from.
 struct ArgSource {
@@ -53,6 +54,8 @@ struct PlanStep {
   std::vector<int32_t> comm_inputs, comm_outputs;  // slots
   std::vector<int32_t> release;  // intermediate slots dead after this step
   bool synthesise = false;       // failed at run: fill outs from the recording
+  bool noop = false;  // nothing to do on this device (record_stream on CPU)
+  bool fp32 = false;  // no kernel for the recorded Half/BFloat16: run in float32
 };
 
 // A leaf slot's data rule (set from consumers, tensor_range or dtype).

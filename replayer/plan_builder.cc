@@ -32,6 +32,14 @@ struct KeyHash {
   }
 };
 
+// " (needs fbgemm)" for an op of a library this build does not load, so a
+// reader sees which ops a richer build would replay.
+std::string libraryNote(const std::string& name) {
+  const std::string ns = name.substr(0, name.find("::"));
+  if (ns == name || ns == "aten" || ns == "prim") return "";
+  return " (needs " + ns + ")";
+}
+
 class PlanBuilder {
  public:
   PlanBuilder(const trace::Trace& t, const PlanOptions& o) : t_(t), o_(o) {}
@@ -121,7 +129,7 @@ class PlanBuilder {
     step.name = name;
     step.op = c10::Dispatcher::singleton().findSchema({name, step.overload});
     if (!step.op) {
-      *why = "op not in this libtorch";
+      *why = "op not in this libtorch" + libraryNote(name);
       return false;
     }
     return true;
@@ -134,7 +142,8 @@ class PlanBuilder {
       *why = "recorded arguments do not match this libtorch's schema";
       return false;
     }
-    DecodeContext ctx{&t_, o_.device, [this](uint32_t t) { return inputSlot(t); }};
+    DecodeContext ctx{&t_, o_.device, [this](uint32_t t) { return inputSlot(t); },
+                      [this, &step] { return outputStorageSlot(step); }};
     step.args.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       if (i < inputs.size()) {
@@ -165,8 +174,31 @@ class PlanBuilder {
     }
   }
 
+  // set_(self, <Storage>, ...) makes self a view of the storage its
+  // recorded output lives in: a leaf shaped like that output provides it.
+  int32_t outputStorageSlot(const PlanStep& step) {
+    for (const trace::Value& v : t_.nodes[step.node].outputs) {
+      if (v.kind == trace::ValueKind::kTensor && !isUndefinedTensor(t_, v)) {
+        return inputSlot(v.tensor);
+      }
+    }
+    return kNoSlot;
+  }
+
+  // Ops that only tell a GPU allocator or stream something have nothing to
+  // do on CPU; they count as replayed and are listed as no-ops.
+  bool addNoop(PlanStep& step) {
+    if (!o_.device.is_cpu() || step.name != "aten::record_stream") return false;
+    step.runnable = step.noop = true;
+    ++plan_.coverage.noop;
+    plan_.coverage.noop_ops.push_back(
+        {t_.nodes[step.node].id, step.name, "CUDA stream bookkeeping: nothing to do on cpu"});
+    return true;
+  }
+
   void addOp(PlanStep& step) {
     ++plan_.coverage.operators;
+    if (addNoop(step)) return;
     inputs_ = &t_.nodes[step.node].inputs;
     std::string why;
     if (!resolve(step, &why) || !decode(step, &why)) {

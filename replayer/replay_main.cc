@@ -13,6 +13,7 @@
 #include "core/tools/tool_main.h"
 #include "core/trace_io.h"
 #include "replayer/chrome_trace.h"
+#include "replayer/original_meta.h"
 #include "replayer/replayer.h"
 #include "replayer/report_html.h"
 #include "replayer/report_json.h"
@@ -24,6 +25,8 @@ using namespace etb;
 
 struct Flags {
   std::string trace, kineto, report_json, report_html, chrome_trace, log_level, timed_trace, comm;
+  std::vector<double> original_ms;
+  std::string original_meta;
   double comm_timeout = 0;
   bool quiet = false;
   replay::ReplayOptions options;
@@ -39,6 +42,12 @@ void addFlags(CLI::App& app, Flags& f) {
                  "collectives on mpi, gloo or nccl (default: the backend the trace's process "
                  "groups recorded when built in, else mpi; nccl for --device cuda)")
       ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+  auto* oms = app.add_option("--original-ms", f.original_ms,
+                             "measured original iteration time(s) in ms, comma-separated")
+                  ->delimiter(',');
+  app.add_option("--original-meta", f.original_meta,
+                 "a fleet sample's meta.json: its unprofiled original (and its threads)")
+      ->excludes(oms);
   app.add_option("--device", f.options.device, "cpu or cuda[:N] (default: the trace's if usable)");
   app.add_option("--threads", f.options.threads, "intra-op threads (0 = libtorch default)");
   app.add_option("--warmup", f.options.warmup, "warm-up iterations")->capture_default_str();
@@ -117,6 +126,8 @@ int replayMain(Flags& f, int argc, char** argv) {
       trace::linkKineto(t, pickRankFile(f.kineto, "--kineto", comm->rank(), comm->worldSize()));
       f.options.original_source = "kineto";
     }
+    if (!f.original_meta.empty()) replay::useOriginalMeta(f.original_meta, f.options);
+    if (!f.original_ms.empty()) replay::useMeasuredOriginal(f.original_ms, f.options);
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     replay::ReplayDiagnostics diag;
     const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);

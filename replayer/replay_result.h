@@ -33,6 +33,14 @@ struct Coverage {
   uint64_t skipped = 0;    // operators - replayed
   std::map<std::string, uint64_t> skipped_by_reason;
   std::vector<SkippedOp> skipped_ops;  // every skipped op, in trace order
+  // Replayed, but not as recorded (each listed with why, in trace order):
+  // computed in float32 and cast back because this libtorch has no kernel
+  // for the recorded Half/BFloat16 on this device; or nothing to do on this
+  // device (record_stream on CPU).
+  uint64_t fallback_fp32 = 0;
+  std::vector<SkippedOp> fallback_ops;
+  uint64_t noop = 0;
+  std::vector<SkippedOp> noop_ops;
   uint64_t comms = 0;           // communication nodes selected
   uint64_t comms_replayed = 0;  // of those, run by the communicator
 };

@@ -138,6 +138,10 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.comm_backend = comm.backendName();
   r.original_source = options.original_source;
   detail::fillResult(trace, it, plan, records, comm.worldSize(), r);
+  if (!options.original_ms.empty()) {
+    r.original_iter_ms = summarize(options.original_ms);
+    r.original_source = options.original_source.empty() ? "user" : options.original_source;
+  }
   // The backend times each call from post to completion and sizes busbw by
   // the call's group; the step times above end at the post of an async call.
   std::vector<CollectiveStat> timed = comm.collectiveStats();

@@ -27,6 +27,9 @@ struct ReplayOptions {
   // recording in the first iteration; mismatches go to ReplayDiagnostics.
   bool verify_outputs = false;
   std::string original_source;  // "kineto" when the caller linked one
+  // Measured original iteration times (ms); when given, the report compares
+  // with these instead of the trace's or the profiler's step.
+  std::vector<double> original_ms;
   std::vector<std::string> argv;
 };
 

@@ -77,17 +77,24 @@ json runJson(const ReplayResult& r) {
            {{"etbench", r.etbench_version}, {"torch", r.torch_version}}}};
 }
 
-json coverageJson(const Coverage& c) {
-  json skipped = json::array();
-  for (const SkippedOp& op : c.skipped_ops) {
-    skipped.push_back(
-        {{"node_id", op.node_id}, {"name", op.name}, {"reason", op.reason}});
+json opListJson(const std::vector<SkippedOp>& ops) {
+  json out = json::array();
+  for (const SkippedOp& op : ops) {
+    out.push_back({{"node_id", op.node_id}, {"name", op.name}, {"reason", op.reason}});
   }
+  return out;
+}
+
+json coverageJson(const Coverage& c) {
   return {{"operators", c.operators},
           {"replayed", c.replayed},
           {"skipped", c.skipped},
           {"skipped_by_reason", c.skipped_by_reason},
-          {"skipped_ops", std::move(skipped)},
+          {"skipped_ops", opListJson(c.skipped_ops)},
+          {"fallback_fp32", c.fallback_fp32},
+          {"fallback_ops", opListJson(c.fallback_ops)},
+          {"noop", c.noop},
+          {"noop_ops", opListJson(c.noop_ops)},
           {"comms", c.comms},
           {"comms_replayed", c.comms_replayed}};
 }

@@ -13,11 +13,16 @@ TRACE="$(ls "$DIR"/*.et.json.gz 2>/dev/null | head -n1 || true)"
 KINETO=()
 K="$(ls "$DIR"/*.kineto.json.gz 2>/dev/null | head -n1 || true)"
 [ -n "$K" ] && KINETO=(--kineto "$K")
+# The original to compare with: the sample's unprofiled steps, replayed with the threads they
+# ran with (the profiled step in the Kineto file carries the profiler's own cost).
+ORIGINAL=()
+M="$DIR/$SAMPLE.meta.json"
+[ -f "$M" ] && ORIGINAL=(--original-meta "$M")
 mkdir -p out
 echo "== et_inspect $TRACE"
 build/core/et_inspect "$TRACE" "${KINETO[@]}"
 echo "== et_replay $TRACE"
-build/replayer/et_replay "$TRACE" "${KINETO[@]}" --device cpu --warmup 3 --iters 10 \
+build/replayer/et_replay "$TRACE" "${KINETO[@]}" "${ORIGINAL[@]}" --device cpu --warmup 3 --iters 10 \
   --report-json "out/$SAMPLE.report.json" --report-html "out/$SAMPLE.report.html" \
   --chrome-trace "out/$SAMPLE.trace.json" "$@"
 echo "== reports: out/$SAMPLE.report.{json,html}, timeline: out/$SAMPLE.trace.json (open in Perfetto)"

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/base/log.h"
 
 namespace etb::trace {
 namespace {
@@ -274,6 +276,37 @@ void timeIterations(Trace& trace, const std::vector<Event>& events, int64_t pid)
     }
   }
 }
+// A profiler file of another process whose ids mostly name other ops (rf_ids
+// count from 1 in every process, so another run's ids hit, on other ops) is
+// refused: its ProfilerStep would pass for this trace's original. Otherwise
+// the share that linked is stated.
+void checkSameRun(const Trace& trace, const std::vector<Event>& events, const LinkStats& s,
+                  const std::string& name) {
+  if (s.operators == 0) return;
+  const SourceLoc loc{name};
+  if (s.linked_operators == 0) {
+    ETB_INPUT_ERROR(loc, "no operator of ", trace.path, " links to this profiler file (", s.key,
+                    ": ", s.misnamed, " ids name other ops): a profiler file of another run?");
+  }
+  const bool same_pid = trace.pid == 0 || std::any_of(events.begin(), events.end(), [&](const Event& e) {
+    return e.cat == Cat::kHost && e.pid == trace.pid;
+  });
+  if (!same_pid && s.misnamed > s.linked_nodes) {
+    ETB_INPUT_ERROR(loc, "a profiler file of another run: no event of ", trace.path, "'s pid ",
+                    trace.pid, ", and ", s.misnamed, " of its ids name other ops (", s.linked_operators,
+                    " of ", s.operators, " operators agree)");
+  }
+  const double pct = 100.0 * static_cast<double>(s.linked_operators) / static_cast<double>(s.operators);
+  std::ostringstream os;
+  os << name << ": " << s.linked_operators << " of " << s.operators << " operators linked ("
+     << static_cast<int>(pct) << "%), " << s.misnamed
+     << " ids naming other ops left out; unlinked ops have no original time";
+  if (pct < 95) {
+    ETB_LOG(kWarn) << os.str();
+  } else {
+    ETB_LOG(kDebug) << os.str();
+  }
+}
 }  // namespace
 
 LinkStats linkKineto(Trace& trace, const std::string& kineto_path) {
@@ -300,13 +333,15 @@ LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name
     const int64_t id = choice.use_rf ? ev.rf : ev.ext;
     const int64_t key = id > 0 ? id + shift : 0;
     const auto n = key > 0 ? by_rf.find(static_cast<uint64_t>(key)) : by_rf.end();
-    if (n == by_rf.end()) continue;
-    // Ids that needed a shift are not trusted alone: the names must agree.
-    if (shift != 0 && trace.name(trace.nodes[n->second]) != ev.name) continue;
-    if (!linked.insert(n->second).second) continue;
+    if (n == by_rf.end() || linked.count(n->second)) continue;
     Node& node = trace.nodes[n->second];
-    // Same ids, other names: most likely a profile of another run.
-    stats.name_mismatches += ev.name != trace.name(node) ? 1 : 0;
+    // The same id naming another op: the ids of another run (rf_ids count
+    // from 1 in every process, so two runs share most of them).
+    if (trace.str(node.name) != ev.name) {
+      ++stats.misnamed;
+      continue;
+    }
+    linked.insert(n->second);
     node.start_us = ev.ts;
     node.dur_us = ev.dur;
     if (ev.ext >= 0) node_by_ext.emplace(ev.ext, n->second);
@@ -322,6 +357,7 @@ LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name
     ++stats.operators;
     stats.linked_operators += has ? 1 : 0;
   }
+  checkSameRun(trace, events, stats, name);
   return stats;
 }
 

@@ -71,13 +71,12 @@ Trace readOne(const std::string& in, const ConvertOptions& o, const std::string&
   const double share = s.operators == 0 ? 0 : static_cast<double>(s.linked_operators) / s.operators;
   std::ostringstream pct;
   pct << std::fixed << std::setprecision(1) << 100 * share << "%";
-  // Ids are counters that restart every run: another run's profile links
-  // by id but to events of other names.
-  if (share < o.min_linked_share || s.name_mismatches * 10 > s.linked_nodes) {
+  // Ids are counters that restart every run: another run's profile hits
+  // the same ids on events of other names (the linker leaves those out).
+  if (share < o.min_linked_share || s.misnamed * 10 > s.linked_nodes + s.misnamed) {
     ETB_INPUT_ERROR(SourceLoc{kineto}, "profile does not match ", in, " by id: ", s.linked_operators,
                     " of ", s.operators, " operators (", pct.str(), ") link by '", s.key, "', and ",
-                    s.name_mismatches, " of ", s.linked_nodes,
-                    " linked nodes to an event of another name (a profile of another run, or "
+                    s.misnamed, " ids name an op of another name (a profile of another run, or "
                     "one whose ids do not correspond); not linked");
   }
   out << "linked " << kineto << ": " << s.linked_operators << " of " << s.operators

@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
                        {"operators", link.operators},
                        {"linked_operators", link.linked_operators},
                        {"linked_nodes", link.linked_nodes},
-                       {"kernels", link.kernels}};
+                       {"kernels", link.kernels},
+                       {"misnamed", link.misnamed}};
       }
       std::cout << j.dump(2) << "\n";
       return 0;
@@ -60,7 +61,9 @@ int main(int argc, char** argv) {
       std::cout << "\n# kineto link: " << kineto << "\n  key \"" << link.key << "\", "
                 << link.linked_operators << " of " << link.operators
                 << " operators and " << link.linked_nodes << " nodes timed, "
-                << link.kernels << " kernels\n";
+                << link.kernels << " kernels";
+      if (link.misnamed > 0) std::cout << ", " << link.misnamed << " ids naming other ops";
+      std::cout << "\n";
     }
     return 0;
   });

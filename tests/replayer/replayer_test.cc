@@ -67,7 +67,7 @@ TEST(Replayer, SkipsUnknownOpAndSynthesisesItsOutput) {
   EXPECT_EQ(r.coverage.operators, 3u);
   EXPECT_EQ(r.coverage.replayed, 1u);
   ASSERT_EQ(r.coverage.skipped_ops.size(), 2u);
-  EXPECT_EQ(r.coverage.skipped_ops[0].reason, "op not in this libtorch");
+  EXPECT_EQ(r.coverage.skipped_ops[0].reason, "op not in this libtorch (needs etb_test)");
   EXPECT_EQ(r.coverage.skipped_by_reason.at("expected a Scalar"), 1u);
   EXPECT_TRUE(diag.output_mismatches.empty());
 }

@@ -37,7 +37,10 @@ trace::Value TraceBuilder::tensor(const std::vector<int64_t>& shape, trace::DTyp
   r.device = t_.strings.intern("cpu");
   r.shape = t_.lists.intern(shape);
   r.strides = t_.lists.intern(strides);
-  const std::string type = "Tensor(" + std::string(dtype == trace::DType::kInt64 ? "long int" : "float") + ")";
+  const char* c_type = dtype == trace::DType::kInt64  ? "long int"
+                      : dtype == trace::DType::kHalf ? "c10::Half"
+                                                     : "float";
+  const std::string type = "Tensor(" + std::string(c_type) + ")";
   return trace::makeTensor(t_, r, type);
 }
 

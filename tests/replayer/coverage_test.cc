@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+//
+// The argument kinds and dtypes that used to cost coverage: Scalar[] lists,
+// <Storage> and <Stream> arguments, and Half ops with no CPU kernel. Values
+// are checked through ops whose output shape depends on them (nonzero), so
+// the verify pass sees a wrong value as a wrong shape.
+#include <gtest/gtest.h>
+
+#include "core/base/error.h"
+#include "replayer/original_meta.h"
+#include "replayer/replayer.h"
+#include "tests/replayer/trace_builder.h"
+#include "tests/test_util.h"
+
+namespace etb::replay {
+namespace {
+using trace::DType;
+
+constexpr const char* kZero = "aten::zero_(Tensor(a!) self) -> Tensor(a!)";
+constexpr const char* kNonzero = "aten::nonzero(Tensor self) -> Tensor";
+
+ReplayResult replay(const trace::Trace& t, ReplayDiagnostics* diag) {
+  ReplayOptions o;
+  o.device = "cpu";
+  o.warmup = 1;
+  o.iters = 2;
+  o.verify_outputs = true;
+  auto comm = makeLocalCommunicator();
+  return replayTrace(t, o, *comm, diag);
+}
+
+trace::Value doubles(trace::Trace& t, const std::vector<double>& xs) {
+  trace::Value v;
+  v.kind = trace::ValueKind::kList;
+  for (double x : xs) v.items.push_back(trace::makeDouble(t, x));
+  return v;
+}
+
+trace::Value tensors(const std::vector<trace::Value>& xs) {
+  trace::Value v;
+  v.kind = trace::ValueKind::kList;
+  v.items = xs;
+  return v;
+}
+
+trace::Value opaque(trace::Trace& t, const char* marker) {
+  trace::Value v;
+  v.kind = trace::ValueKind::kOpaque;
+  v.s = t.strings.intern(marker);
+  return v;
+}
+
+std::string firstMismatch(const ReplayDiagnostics& d) {
+  return d.output_mismatches.empty() ? "" : d.output_mismatches[0];
+}
+
+// _foreach_add_.ScalarList with [0, 1]: the first tensor stays zero, the
+// second becomes all ones. Swapped, dropped or merged scalars change the
+// nonzero counts, which the recording fixes at 0 and 6.
+TEST(Coverage, ScalarListArgumentsReachTheKernel) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto a = b.tensor({6}), c = b.tensor({6});
+  b.op(kZero, {a}, {a});
+  b.op(kZero, {c}, {c});
+  b.op("aten::_foreach_add_.ScalarList(Tensor(a!)[] self, Scalar[] scalars) -> ()",
+       {tensors({a, c}), doubles(t, {0.0, 1.0})}, {});
+  b.op(kNonzero, {a}, {b.tensor({0, 1}, DType::kInt64)});
+  b.op(kNonzero, {c}, {b.tensor({6, 1}, DType::kInt64)});
+  ReplayDiagnostics diag;
+  const ReplayResult r = replay(b.finish(), &diag);
+  EXPECT_EQ(r.coverage.replayed, 5u) << (r.coverage.skipped_ops.empty() ? "" : r.coverage.skipped_ops[0].reason);
+  EXPECT_TRUE(diag.output_mismatches.empty()) << firstMismatch(diag);
+}
+
+// A GPU fp16 step replayed on CPU: addmm, relu_, softmax and clamp_min_ have
+// no Half kernel on CPU in libtorch 1.13 and go through float32; the outputs
+// keep the recorded shapes and Half dtype, and the in-place clamp_min_ writes
+// its result back into the Half tensor (nonzero sees 6 ones, not 6 zeros).
+TEST(Coverage, HalfOpsWithoutCpuKernelRunInFloat32AndKeepRecordedDtypes) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({4, 8}, DType::kHalf), w = b.tensor({8, 3}, DType::kHalf);
+  const auto bias = b.tensor({3}, DType::kHalf), y = b.tensor({4, 3}, DType::kHalf);
+  const auto p = b.tensor({4, 3}, DType::kHalf), h = b.tensor({6}, DType::kHalf);
+  b.op("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+       {bias, x, w, trace::makeInt(t, 1), trace::makeInt(t, 1)}, {y});
+  b.op("aten::relu_(Tensor(a!) self) -> Tensor(a!)", {y}, {y});
+  b.op("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+       {y, trace::makeInt(t, 1), trace::makeBool(t, false)}, {p});
+  b.op(kZero, {h}, {h});
+  b.op("aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
+       {h, trace::makeDouble(t, 1.0)}, {h});
+  b.op(kNonzero, {h}, {b.tensor({6, 1}, DType::kInt64)});
+  ReplayDiagnostics diag;
+  const ReplayResult r = replay(b.finish(), &diag);
+  EXPECT_EQ(r.coverage.replayed, 6u) << (r.coverage.skipped_ops.empty() ? "" : r.coverage.skipped_ops[0].reason);
+  EXPECT_TRUE(diag.output_mismatches.empty()) << firstMismatch(diag);
+  EXPECT_EQ(diag.outputs_checked, 6u);
+  ASSERT_EQ(r.coverage.fallback_fp32, 4u);  // addmm, relu_, _softmax, clamp_min_
+  ASSERT_EQ(r.coverage.fallback_ops.size(), 4u);
+  EXPECT_EQ(r.coverage.fallback_ops[0].name, "aten::addmm");
+  EXPECT_NE(r.coverage.fallback_ops[0].reason.find("Half"), std::string::npos)
+      << r.coverage.fallback_ops[0].reason;
+  EXPECT_EQ(r.coverage.fallback_ops[3].name, "aten::clamp_min_");
+}
+
+// set_(self, <Storage>, offset, size, stride) as a DataLoader records it:
+// self becomes a view of the output's storage; a later op reads it.
+TEST(Coverage, StorageArgumentTakesTheRecordedOutputStorage) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto self = b.tensor({0}), out = b.tensor({4, 3}), sum = b.tensor({3});
+  trace::Value size, stride;
+  size.kind = stride.kind = trace::ValueKind::kList;
+  size.items = {trace::makeInt(t, 4), trace::makeInt(t, 3)};
+  stride.items = {trace::makeInt(t, 3), trace::makeInt(t, 1)};
+  b.op("aten::set_.source_Storage_storage_offset(Tensor(a!) self, Storage source, "
+       "SymInt storage_offset, SymInt[] size, SymInt[] stride=[]) -> Tensor(a!)",
+       {self, opaque(t, "<Storage>"), trace::makeInt(t, 0), size, stride}, {out});
+  b.op("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       {out, tensors({trace::makeInt(t, 0)}), trace::makeBool(t, false), trace::makeNone(t)}, {sum});
+  ReplayDiagnostics diag;
+  const ReplayResult r = replay(b.finish(), &diag);
+  EXPECT_EQ(r.coverage.replayed, 2u) << (r.coverage.skipped_ops.empty() ? "" : r.coverage.skipped_ops[0].reason);
+  EXPECT_TRUE(diag.output_mismatches.empty()) << firstMismatch(diag);
+}
+
+TEST(Coverage, RecordStreamIsACountedNoOpOnCpu) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({4}), y = b.tensor({4});
+  b.op("aten::record_stream(Tensor(a!) self, Stream s) -> ()", {x, opaque(t, "<Stream>")}, {});
+  b.op("aten::neg(Tensor self) -> Tensor", {x}, {y});
+  ReplayDiagnostics diag;
+  const ReplayResult r = replay(b.finish(), &diag);
+  EXPECT_EQ(r.coverage.replayed, 2u);
+  EXPECT_EQ(r.coverage.noop, 1u);
+  ASSERT_EQ(r.coverage.noop_ops.size(), 1u);
+  EXPECT_EQ(r.coverage.noop_ops[0].name, "aten::record_stream");
+  EXPECT_EQ(r.coverage.fallback_fp32, 0u);
+}
+
+TEST(Coverage, MeasuredOriginalReplacesTheTracesOwn) {
+  test::TraceBuilder b;
+  const auto x = b.tensor({4}), y = b.tensor({4});
+  b.op("aten::neg(Tensor self) -> Tensor", {x}, {y});
+  ReplayOptions o;
+  o.device = "cpu";
+  o.iters = 1;
+  o.original_ms = {4.0, 2.0, 3.0};
+  o.original_source = "user";
+  auto comm = makeLocalCommunicator();
+  const ReplayResult r = replayTrace(b.finish(), o, *comm);
+  ASSERT_TRUE(r.original_iter_ms.has_value());
+  EXPECT_DOUBLE_EQ(r.original_iter_ms->median, 3.0);
+  EXPECT_EQ(r.original_iter_ms->samples.size(), 3u);
+  EXPECT_EQ(r.original_source, "user");
+}
+
+// The fleet sample's meta.json gives the unprofiled steps and the threads;
+// the median the recorder wrote beside them is the independent check.
+TEST(Coverage, FleetMetaGivesTheUnprofiledOriginalAndItsThreads) {
+  ReplayOptions o;
+  useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.meta.json", o);
+  ASSERT_EQ(o.original_ms.size(), 10u);
+  EXPECT_NEAR(summarize(o.original_ms).median, 190.641, 0.01);  // "iter_ms_median"
+  EXPECT_EQ(o.threads, 1);
+  EXPECT_EQ(o.original_source, "meta.json (unprofiled)");
+  ReplayOptions asked;
+  asked.threads = 2;  // --threads wins over the recording's
+  useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.meta.json", asked);
+  EXPECT_EQ(asked.threads, 2);
+  EXPECT_THROW(useMeasuredOriginal({3.0, -1.0}, asked), InputError);
+  EXPECT_THROW(useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.et.json.gz", asked),
+               InputError);
+}
+
+}  // namespace
+}  // namespace etb::replay
