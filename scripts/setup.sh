@@ -15,6 +15,7 @@ PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
   python3 python3-torch python3-jsonschema
+  ccache time
 )
 
 missing=()
@@ -30,6 +31,11 @@ fi
 
 BUILD_DIR="${ETB_BUILD_DIR:-build}"
 CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release)
+# A rebuild (the tests after the sample run, CI after a session) recompiles
+# only what changed: libtorch headers make every translation unit slow.
+if command -v ccache >/dev/null; then
+  CMAKE_ARGS+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 if [ "${1:-}" != "--test" ]; then
   # The tools only: tests and benchmarks build in the test configuration.
   CMAKE_ARGS+=(-DETB_BUILD_TESTS=OFF -DETB_BUILD_BENCHMARKS=OFF)
