@@ -102,7 +102,9 @@ std::string fileStem(const std::string& file_name, int* rank) {
 FleetScan scanFleet(const std::string& dir) {
   if (!fs::is_directory(dir)) ETB_INPUT_ERROR(SourceLoc{dir}, "--suite needs a folder of traces");
   std::vector<std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+  // Fleet folders are often assembled from links to where traces live.
+  for (const auto& e : fs::recursive_directory_iterator(
+           dir, fs::directory_options::follow_directory_symlink)) {
     if (e.is_regular_file()) files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());

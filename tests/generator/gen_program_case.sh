@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # gen_program_case.sh CASE ET_GENERATE ET_REPLAY HOSTILE_TOOL SOURCE_DIR WORK_DIR
 # One et_generate scenario (ctest label generator, see CMakeLists.txt).
-#   build_mlp / build_ddp2 / build_hostile: generate a program into WORK_DIR
-#       (outside the checkout) and build it with CMake against libtorch
+#   build_programs: generate mlp, ddp2 (2 ranks) and the hostile program into
+#       WORK_DIR (outside the checkout) and build them with CMake (libtorch)
 #   mlp_vs_et_replay / ddp2_vs_et_replay: run the program and et_replay on the
 #       same trace with --verify; same operators replayed and skipped, same
 #       collectives, same original figures (ddp2: both under mpirun -np 2)
@@ -22,21 +22,19 @@ fleet=$src/fleet_samples
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# build NAME: configure and build $work/NAME; ccache (when present) shares
-# the runtime objects between the programs (paths relative to $work).
-build() {
-  local dir=$work/$1 launcher=()
-  if command -v ccache > /dev/null; then
-    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=true
-  fi
+# build_all NAME...: one CMake build of the program folders $work/NAME (a
+# top CMakeLists adds each; the runtime compiles once); binaries land in
+# $work/build/NAME/bench.
+build_all() {
   local t0=$SECONDS
-  cmake -S "$dir" -B "$dir/build" "${launcher[@]}" > "$dir/configure.log" 2>&1 \
-    || { tail -30 "$dir/configure.log"; fail "configure $1"; }
-  nice cmake --build "$dir/build" -j2 > "$dir/build.log" 2>&1 \
-    || { grep -m5 -A5 'error' "$dir/build.log"; tail -20 "$dir/build.log"; fail "build $1"; }
-  [ -x "$dir/build/bench" ] || fail "no bench binary in $dir/build"
-  echo "built $1 in $((SECONDS - t0)) s"
+  { echo "cmake_minimum_required(VERSION 3.18)"; echo "project(gen_tests LANGUAGES C CXX)"
+    for n in "$@"; do echo "add_subdirectory($n)"; done; } > "$work/CMakeLists.txt"
+  cmake -S "$work" -B "$work/build" > "$work/configure.log" 2>&1 \
+    || { tail -30 "$work/configure.log"; fail "configure"; }
+  nice cmake --build "$work/build" -j2 > "$work/build.log" 2>&1 \
+    || { grep -m5 -A5 'error' "$work/build.log"; tail -20 "$work/build.log"; fail "build"; }
+  for n in "$@"; do [ -x "$work/build/$n/bench" ] || fail "no bench binary for $n"; done
+  echo "built $* in $((SECONDS - t0)) s"
 }
 
 # compare ET_REPLAY_JSON BENCH_JSON
@@ -67,30 +65,25 @@ PY
 }
 
 case "$case_name" in
-  build_mlp)
-    rm -rf "$work/mlp"
-    "$gen" "$fleet/mlp/mlp.et.json.gz" --kineto "$fleet/mlp/mlp.kineto.json.gz" -o "$work/mlp" || fail "et_generate"
-    build mlp ;;
-  build_ddp2)
-    rm -rf "$work/ddp2"
+  build_programs)
+    rm -rf "$work"/mlp "$work"/ddp2 "$work"/hostile "$work"/build
+    "$gen" "$fleet/mlp/mlp.et.json.gz" --kineto "$fleet/mlp/mlp.kineto.json.gz" -o "$work/mlp" \
+      || fail "et_generate mlp"
     "$gen" "$fleet/ddp2/ddp2.rank%d.et.json.gz" --kineto "$fleet/ddp2/ddp2.rank%d.kineto.json.gz" \
-      -o "$work/ddp2" || fail "et_generate"
+      -o "$work/ddp2" || fail "et_generate ddp2"
     grep -q 'mpirun -np 2' "$work/ddp2/README.md" || fail "README does not say mpirun -np 2"
-    build ddp2 ;;
-  build_hostile)
-    rm -rf "$work/hostile"
     "$hostile" "$work/hostile" "$work/hostile.expected" || fail "hostile generator"
-    build hostile ;;
+    build_all mlp ddp2 hostile ;;
   mlp_vs_et_replay)
     t=$fleet/mlp/mlp.et.json.gz k=$fleet/mlp/mlp.kineto.json.gz
     "$replay" "$t" --kineto "$k" "${run_flags[@]}" --verify --quiet --report-json "$work/mlp.replay.json" \
       || fail "et_replay --verify"
-    "$work/mlp/build/bench" "${run_flags[@]}" --verify --report-json "$work/mlp.bench.json" > "$work/mlp.out" \
+    "$work/build/mlp/bench" "${run_flags[@]}" --verify --report-json "$work/mlp.bench.json" > "$work/mlp.out" \
       || fail "generated program --verify"
     grep -q 'replay/original' "$work/mlp.out" || fail "terminal report lacks the original figures"
     compare "$work/mlp.replay.json" "$work/mlp.bench.json" ;;
   mlp_flags)
-    b=$work/mlp/build/bench
+    b=$work/build/mlp/bench
     "$b" --help | grep -q -- '--index-dist' || fail "--help"
     "$b" --bogus > "$work/flags.out" 2>&1; rc=$?
     [ $rc -eq 2 ] && grep -q -- '--bogus' "$work/flags.out" || fail "unknown flag: rc $rc"
@@ -101,19 +94,22 @@ case "$case_name" in
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$work/r.trace.json" \
       || fail "chrome trace" ;;
   ddp2_vs_et_replay)
-    t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank%d.kineto.json.gz
+    # et_replay takes one --kineto for every rank; the report is rank 0's,
+    # so rank 0's profiler trace gives the same original figures as the
+    # program, which was generated with one profiler trace per rank.
+    t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank0.kineto.json.gz
     timeout -k 5 240 mpirun -np 2 --oversubscribe "$replay" "$t" --kineto "$k" "${run_flags[@]}" --verify \
       --quiet --report-json "$work/ddp2.replay.json" || fail "et_replay under mpirun"
-    timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/ddp2/build/bench" "${run_flags[@]}" --verify \
+    timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --verify \
       --quiet --report-json "$work/ddp2.bench.json" || fail "generated program under mpirun"
     compare "$work/ddp2.replay.json" "$work/ddp2.bench.json" || exit 1
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['run']['world_size']==2 and d['collectives'], d['run']" \
       "$work/ddp2.bench.json" || fail "no collectives replayed"
-    timeout -k 5 120 mpirun -np 3 --oversubscribe "$work/ddp2/build/bench" --iters 1 > "$work/np3.out" 2>&1
+    timeout -k 5 120 mpirun -np 3 --oversubscribe "$work/build/ddp2/bench" --iters 1 > "$work/np3.out" 2>&1
     rc=$?
     [ $rc -ne 0 ] && grep -q 'recorded with 2 ranks' "$work/np3.out" || fail "3 ranks for a 2-rank program: rc $rc" ;;
   hostile_names)
-    "$work/hostile/build/bench" --device cpu --warmup 0 --iters 1 > "$work/hostile.out" 2>&1 \
+    "$work/build/hostile/bench" --device cpu --warmup 0 --iters 1 > "$work/hostile.out" 2>&1 \
       || { tail "$work/hostile.out"; fail "hostile program failed"; }
     "$py" - "$work/hostile.expected" "$work/hostile.out" <<'PY' || fail "names not printed intact"
 import sys

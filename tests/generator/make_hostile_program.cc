@@ -50,7 +50,9 @@ int main(int argc, char** argv) {
   t.schema = "1.0.1\"\\";
   uint64_t id = 10;
   for (const std::string& name : names) {
-    trace::Node n = opNode(t, id++, name, name + "(Tensor \"x*/) -> Tensor");
+    // The replayer names a step after its schema when that parses; a schema
+    // starting with "(" does not, so the node's own (hostile) name is shown.
+    trace::Node n = opNode(t, id++, name, "(" + name + " Tensor \"x*/) -> Tensor");
     n.inputs.push_back(trace::makeString(t, name + std::string("\0nul", 4)));
     trace::Attr a;
     a.name = t.strings.intern("attr*/\\" + name);
