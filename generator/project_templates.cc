@@ -60,9 +60,11 @@ if(NOT TARGET bench_runtime)
 endif()
 
 # The recorded iteration as code. It runs once, before timing starts, so it
-# is compiled without optimisation: that keeps big traces quick to build.
+# is compiled without optimisation, and without exception cleanups (an error
+# while building the trace ends the program anyway): that keeps big traces
+# quick to build and small in compiler memory.
 file(GLOB TRACE_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/rank*.cc)
-set_source_files_properties(${TRACE_SOURCES} PROPERTIES COMPILE_OPTIONS "-O0;-g0")
+set_source_files_properties(${TRACE_SOURCES} PROPERTIES COMPILE_OPTIONS "-O0;-g0;-fno-exceptions")
 get_filename_component(BENCH_DIR_NAME ${CMAKE_CURRENT_SOURCE_DIR} NAME)
 set(BENCH_TARGET bench)
 if(NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)
