@@ -56,7 +56,8 @@ const char* kRunner = R"sh(#!/usr/bin/env bash
 # suite_report.json and suite_report.html with one weighted score.
 # Usage: ./run_suite.sh [program flags, e.g. --iters 10 --warmup 2]
 # Environment: JOBS (compile jobs, default nproc), MPIRUN (default mpirun),
-# MPIRUN_FLAGS (extra mpirun flags), CMAKE_FLAGS (e.g. -DCMAKE_PREFIX_PATH=...).
+# MPIRUN_FLAGS (extra mpirun flags), CMAKE_FLAGS (e.g. -DCMAKE_PREFIX_PATH=...),
+# PROGRAM_TIMEOUT (seconds one program may run; default none).
 set -euo pipefail
 cd "$(dirname "$0")"
 jobs="${JOBS:-$(nproc)}"
@@ -73,7 +74,10 @@ while IFS=$'\t' read -r name ranks; do
     cmd=(${MPIRUN:-mpirun} ${MPIRUN_FLAGS:-} -np "$ranks" "$exe")
   fi
   echo "running $name ($ranks rank(s))"
-  if ! "${cmd[@]}" --quiet --report-json "results/$name.json" "$@" > "results/$name.log" 2>&1; then
+  # stdin from /dev/null: mpirun would otherwise eat the rest of programs.tsv.
+  # shellcheck disable=SC2086
+  if ! ${PROGRAM_TIMEOUT:+timeout -k 5 $PROGRAM_TIMEOUT} "${cmd[@]}" --quiet \
+       --report-json "results/$name.json" "$@" > "results/$name.log" 2>&1 < /dev/null; then
     echo "  failed: see results/$name.log"
     status=1
   fi
