@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+//
+// C++ source for the pieces of one node: values, tensors, comm info, enums.
+// Tensors get generated names (t<recorded id>[_k]) declared before the
+// statement that first uses them in a function.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/model/trace.h"
+
+namespace etb::gen {
+
+std::string enumName(trace::DType v);
+std::string enumName(trace::CommType v);
+std::string enumName(trace::ReduceOp v);
+std::string enumName(trace::NodeKind v);
+
+// Names and declarations of the tensors one generated function uses.
+class TensorNames {
+ public:
+  explicit TensorNames(const trace::Trace& t) : t_(t) {}
+  // The identifier for `ref`; appends its declaration to `decls` when new.
+  std::string use(const trace::TensorRef& ref, std::string& decls);
+
+ private:
+  using Key = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, uint32_t, int, uint32_t,
+                         uint32_t, uint32_t, bool, bool>;
+  const trace::Trace& t_;
+  std::map<Key, std::string> names_;
+  std::map<uint64_t, int> per_id_;
+};
+
+// `b.i(3, ETB_S("Int"))`, `b.list({...}, ...)`, `b.t(t12, ...)`; tensor
+// declarations it needs go to `decls`.
+std::string valueExpr(const trace::Trace& t, const trace::Value& v, TensorNames& names,
+                      std::string& decls);
+
+// Statements filling a CommInfo named `c` (only fields that differ from
+// the defaults).
+std::string commInfoStatements(const trace::Trace& t, const trace::CommInfo& c,
+                               const std::string& indent);
+
+}  // namespace etb::gen

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+#include "generator/generate.h"
+
+#include <cctype>
+#include <regex>
+
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/kineto/kineto_linker.h"
+#include "core/trace_io.h"
+
+namespace etb::gen {
+
+std::vector<trace::Trace> readRanks(const std::string& pattern, const std::string& kineto) {
+  const std::vector<std::string> paths = trace::expandRankPaths(pattern);
+  if (paths.empty()) ETB_INPUT_ERROR(SourceLoc{pattern}, "no trace files found");
+  std::vector<std::string> kpaths;
+  if (!kineto.empty()) {
+    kpaths = trace::expandRankPaths(kineto);
+    if (kpaths.size() != 1 && kpaths.size() != paths.size()) {
+      ETB_INPUT_ERROR(SourceLoc{kineto}, kpaths.size(), " Kineto traces for ", paths.size(),
+                      " ranks");
+    }
+  }
+  return readTraceFiles(paths, kpaths);
+}
+
+std::vector<trace::Trace> readTraceFiles(const std::vector<std::string>& paths,
+                                         const std::vector<std::string>& kpaths) {
+  std::vector<trace::Trace> ranks;
+  for (size_t r = 0; r < paths.size(); ++r) {
+    ranks.push_back(trace::readTrace(paths[r]));
+    if (ranks.back().nodes.empty()) ETB_INPUT_ERROR(SourceLoc{paths[r]}, "the trace has no nodes");
+    if (!kpaths.empty()) trace::linkKineto(ranks.back(), kpaths[kpaths.size() == 1 ? 0 : r]);
+  }
+  return ranks;
+}
+
+std::string benchName(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  static const std::regex suffix(R"((\.gz|\.json|\.et|\.pb|\.chakra|_et|\.rank%?d|\.%d|\.[0-9]+|\.rank[0-9]+)$)");
+  for (std::string prev; prev != name;) {
+    prev = name;
+    name = std::regex_replace(name, suffix, "");
+  }
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '_';
+  return out.empty() ? "bench" : out;
+}
+
+ProgramInfo generateProgram(const GenerateOptions& options) {
+  const std::vector<trace::Trace> ranks = readRanks(options.trace, options.kineto);
+  ProgramInfo info;
+  info.name = benchName(options.trace);
+  info.source = options.trace;
+  info.iteration = options.iteration;
+  info.kineto = !options.kineto.empty();
+  info = writeProgram(ranks, info, options.out_dir, options.emit);
+  ETB_LOG(kInfo) << "wrote " << options.out_dir << ": " << info.ranks << " rank(s), " << info.ops
+                 << " nodes in " << info.files << " translation units";
+  return info;
+}
+
+}  // namespace etb::gen

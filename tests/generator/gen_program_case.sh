@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# gen_program_case.sh CASE ET_GENERATE ET_REPLAY HOSTILE_TOOL SOURCE_DIR WORK_DIR
+# One et_generate scenario (ctest label generator, see CMakeLists.txt).
+#   build_programs: generate mlp, ddp2 (2 ranks) and the hostile program into
+#       WORK_DIR (outside the checkout) and build them with CMake (libtorch)
+#   mlp_vs_et_replay / ddp2_vs_et_replay: run the program and et_replay on the
+#       same trace with --verify; same operators replayed and skipped, same
+#       collectives, same original figures (ddp2: both under mpirun -np 2)
+#   mlp_flags: the program's flags (bad ones exit 2), HTML and Chrome output
+#   hostile_names: the hostile program builds, runs and prints names intact
+#   bad_input: unreadable / empty trace, foreign output folder: exit 2, one
+#       message, nothing written outside -o
+# Exit 77 = skipped.
+set -u
+case_name=$1 gen=$2 replay=$3 hostile=$4 src=$5 work=$6
+py=$(command -v python3)
+mkdir -p "$work"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+run_flags=(--device cpu --threads 1 --warmup 1 --iters 2 --seed 7)
+fleet=$src/fleet_samples
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# build_all NAME...: one CMake build of the program folders $work/NAME (a
+# top CMakeLists adds each; the runtime compiles once); binaries land in
+# $work/build/NAME/bench.
+build_all() {
+  local t0=$SECONDS
+  { echo "cmake_minimum_required(VERSION 3.18)"; echo "project(gen_tests LANGUAGES C CXX)"
+    for n in "$@"; do echo "add_subdirectory($n)"; done; } > "$work/CMakeLists.txt"
+  cmake -S "$work" -B "$work/build" > "$work/configure.log" 2>&1 \
+    || { tail -30 "$work/configure.log"; fail "configure"; }
+  nice cmake --build "$work/build" -j2 > "$work/build.log" 2>&1 \
+    || { grep -m5 -A5 'error' "$work/build.log"; tail -20 "$work/build.log"; fail "build"; }
+  for n in "$@"; do [ -x "$work/build/$n/bench" ] || fail "no bench binary for $n"; done
+  echo "built $* in $((SECONDS - t0)) s"
+}
+
+# compare ET_REPLAY_JSON BENCH_JSON
+compare() {
+  "$py" - "$1" "$2" <<'PY' || fail "reports differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+def ops(d): return [(o["node_id"], o["name"], o["overload"], o["replayed"], o["is_comm"]) for o in d["ops"]]
+def colls(d): return sorted((c["type"], c["group"], c["bytes"], c["count"]) for c in d["collectives"])
+def orig(d): return (d.get("original") or {}).get("iter_ms", {}).get("median")
+checks = {
+  "ops (node id, name, overload, replayed, comm)": (ops(a), ops(b)),
+  "coverage": (a["coverage"], b["coverage"]),
+  "collectives": (colls(a), colls(b)),
+  "original iteration time": (orig(a), orig(b)),
+  "world size": (a["run"]["world_size"], b["run"]["world_size"]),
+  "original per-op times": ([o.get("original_us") for o in a["ops"]], [o.get("original_us") for o in b["ops"]]),
+}
+bad = [k for k, (x, y) in checks.items() if x != y]
+for k in bad:
+    x, y = checks[k]
+    print(f"{k} differ:\n  et_replay: {str(x)[:400]}\n  generated: {str(y)[:400]}")
+assert len(a["ops"]) > 0, "no ops"
+print(f"{len(a['ops'])} ops, {a['coverage']['replayed']} replayed, {a['coverage']['skipped']} skipped,"
+      f" {len(a['collectives'])} collective kinds: same in both")
+sys.exit(1 if bad else 0)
+PY
+}
+
+case "$case_name" in
+  build_programs)
+    rm -rf "$work"/mlp "$work"/ddp2 "$work"/hostile "$work"/build
+    "$gen" "$fleet/mlp/mlp.et.json.gz" --kineto "$fleet/mlp/mlp.kineto.json.gz" -o "$work/mlp" \
+      || fail "et_generate mlp"
+    "$gen" "$fleet/ddp2/ddp2.rank%d.et.json.gz" --kineto "$fleet/ddp2/ddp2.rank%d.kineto.json.gz" \
+      -o "$work/ddp2" || fail "et_generate ddp2"
+    grep -q 'mpirun -np 2' "$work/ddp2/README.md" || fail "README does not say mpirun -np 2"
+    "$hostile" "$work/hostile" "$work/hostile.expected" || fail "hostile generator"
+    build_all mlp ddp2 hostile ;;
+  mlp_vs_et_replay)
+    t=$fleet/mlp/mlp.et.json.gz k=$fleet/mlp/mlp.kineto.json.gz
+    "$replay" "$t" --kineto "$k" "${run_flags[@]}" --verify --quiet --report-json "$work/mlp.replay.json" \
+      || fail "et_replay --verify"
+    "$work/build/mlp/bench" "${run_flags[@]}" --verify --report-json "$work/mlp.bench.json" > "$work/mlp.out" \
+      || fail "generated program --verify"
+    grep -q 'replay/original' "$work/mlp.out" || fail "terminal report lacks the original figures"
+    compare "$work/mlp.replay.json" "$work/mlp.bench.json" ;;
+  mlp_flags)
+    b=$work/build/mlp/bench
+    "$b" --help | grep -q -- '--index-dist' || fail "--help"
+    "$b" --bogus > "$work/flags.out" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q -- '--bogus' "$work/flags.out" || fail "unknown flag: rc $rc"
+    "$b" --iters 0 > "$work/flags.out" 2>&1; [ $? -eq 2 ] || fail "--iters 0 accepted"
+    "$b" --iters=1 --warmup=0 --threads 1 --index-dist zipf:1.2 --quiet --report-html "$work/r.html" \
+      --chrome-trace "$work/r.trace.json" || fail "flags run"
+    grep -q '<html' "$work/r.html" || fail "no HTML report"
+    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$work/r.trace.json" \
+      || fail "chrome trace" ;;
+  ddp2_vs_et_replay)
+    # et_replay takes one --kineto for every rank; the report is rank 0's,
+    # so rank 0's profiler trace gives the same original figures as the
+    # program, which was generated with one profiler trace per rank.
+    t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank0.kineto.json.gz
+    timeout -k 5 240 mpirun -np 2 --oversubscribe "$replay" "$t" --kineto "$k" "${run_flags[@]}" --verify \
+      --quiet --report-json "$work/ddp2.replay.json" || fail "et_replay under mpirun"
+    timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --verify \
+      --quiet --report-json "$work/ddp2.bench.json" || fail "generated program under mpirun"
+    compare "$work/ddp2.replay.json" "$work/ddp2.bench.json" || exit 1
+    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['run']['world_size']==2 and d['collectives'], d['run']" \
+      "$work/ddp2.bench.json" || fail "no collectives replayed"
+    timeout -k 5 120 mpirun -np 3 --oversubscribe "$work/build/ddp2/bench" --iters 1 > "$work/np3.out" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && grep -q 'recorded with 2 ranks' "$work/np3.out" || fail "3 ranks for a 2-rank program: rc $rc" ;;
+  hostile_names)
+    "$work/build/hostile/bench" --device cpu --warmup 0 --iters 1 > "$work/hostile.out" 2>&1 \
+      || { tail "$work/hostile.out"; fail "hostile program failed"; }
+    "$py" - "$work/hostile.expected" "$work/hostile.out" <<'PY' || fail "names not printed intact"
+import sys
+want = [bytes.fromhex(l) for l in open(sys.argv[1]).read().split()]
+out = open(sys.argv[2], "rb").read()
+missing = [w for w in want if w not in out]
+for w in missing: print("missing:", w[:80])
+print(f"{len(want) - len(missing)}/{len(want)} hostile strings printed intact")
+sys.exit(1 if missing or not want else 0)
+PY
+    ;;
+  bad_input)
+    tmp=$(mktemp -d "$work/bad.XXXXXX")
+    cd "$tmp" || fail "cd"
+    "$gen" "$tmp/missing.json" -o "$tmp/out1" > err 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q 'missing.json' err || { cat err; fail "unreadable trace: rc $rc"; }
+    [ ! -e "$tmp/out1" ] || fail "output written for an unreadable trace"
+    printf '{"schema": "1.0.1", "pid": 1, "time": "x", "start_ts": 0, "nodes": [], "finish_ts": 0}' > empty.json
+    "$gen" empty.json -o "$tmp/out2" > err 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q 'empty.json' err || { cat err; fail "empty trace: rc $rc"; }
+    [ ! -e "$tmp/out2" ] || fail "output written for an empty trace"
+    mkdir mine && echo keep > mine/notes.txt
+    "$gen" "$fleet/mlp/mlp.et.json.gz" -o mine > err 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q 'not written by et_generate' err || { cat err; fail "foreign folder: rc $rc"; }
+    [ "$(ls -A mine)" = notes.txt ] || fail "foreign folder was changed"
+    "$gen" "$fleet/mlp/mlp.et.json.gz" -o gen > err 2>&1 || { cat err; fail "generate"; }
+    "$gen" "$fleet/mlp/mlp.et.json.gz" -o gen > err 2>&1 || { cat err; fail "regenerate into a generated folder"; }
+    "$gen" "$fleet/mlp/mlp.et.json.gz" --iteration 999 -o gen2 > err 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q 'out of range' err || { cat err; fail "bad --iteration: rc $rc"; }
+    [ "$(ls -A | sort | tr '\n' ' ')" = "empty.json err gen mine " ] || fail "files written outside -o: $(ls -A)"
+    cd / && rm -rf "$tmp"
+    echo "bad input: all refused with exit 2" ;;
+  *) fail "unknown case $case_name" ;;
+esac
