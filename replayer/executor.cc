@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/base/log.h"
+#include "replayer/host_time.h"
 
 namespace etb::replay::detail {
 namespace {
@@ -57,6 +58,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
   const double t0 = nowUs();
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     PlanStep& step = plan_.steps[i];
+    if (!host_before_us_.empty()) spinFor(host_before_us_[i]);
     const double start = nowUs();
     if (step.is_comm) {
       if (step.runnable) runComm(step);
@@ -73,6 +75,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
       plan_.slots[static_cast<size_t>(slot)].reset();
     }
   }
+  if (!host_before_us_.empty()) spinFor(host_after_us_);
   for (Pending& p : pending_) p.work->wait();
   pending_.clear();
   sync_.synchronize();

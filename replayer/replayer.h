@@ -27,6 +27,10 @@ struct ReplayOptions {
   // recording in the first iteration; mismatches go to ReplayDiagnostics.
   bool verify_outputs = false;
   std::string original_source;  // "kineto" when the caller linked one
+  // Also time iterations with the original's host time between ops (needs a
+  // Kineto-linked trace); see replayer/host_time.h.
+  bool emulate_host = false;
+  double host_stall_us = 1000;  // eventless stretches beyond this are not host time
   std::vector<std::string> argv;
 };
 
