@@ -183,14 +183,15 @@ void countBoundaries(const trace::Trace& trace, const trace::Iteration& it,
 }
 // Stretches of a gap with no event at all that are longer than `stall_us`:
 // the recording process was not running (preempted, a throttled VM, a flush
-// of the observer's file). What exceeds the threshold is not host time.
+// of the observer's file). They are dropped whole: keeping `stall_us` of
+// each would add that much per stall, which on a busy machine is most of it.
 double stalledUs(Gap& g, double stall_us, uint64_t& stalls) {
   std::sort(g.boundaries.begin(), g.boundaries.end());
   double dropped = 0, prev = g.lo;
   g.boundaries.push_back(g.hi);
   for (double t : g.boundaries) {
     if (t - prev > stall_us) {
-      dropped += t - prev - stall_us;
+      dropped += t - prev;
       ++stalls;
     }
     prev = t;

@@ -39,16 +39,16 @@ struct HostGaps {
   uint64_t boundaries = 0;        // instrumented event starts/ends in gaps
   uint64_t untimed = 0;           // selected nodes the profiler did not time
   uint64_t stalls = 0;            // eventless stretches longer than stall_us
-  double stalled_us = 0;          // what those exceeded stall_us by, summed
+  double stalled_us = 0;          // their length, summed (dropped)
 };
 
 // Needs a Kineto-linked trace (node and ProfilerStep times): InputError
 // naming the trace otherwise. Nodes on other threads than the iteration's
 // marker (autograd or comm workers) get no gap: they overlap the main one.
-// A stretch of a gap with no event longer than `stall_us` (0 = no limit)
-// counts as `stall_us`: the recording was not running there (preempted, a
-// throttled VM, the observer flushing its file), as a CPU-bound step between
-// two torch ops rarely is for that long; the excess is reported, not hidden.
+// A stretch of a gap with no event longer than `stall_us` (0 = no limit) is
+// dropped: the recording was not running there (preempted, a throttled VM,
+// the observer flushing its file), as a CPU-bound step between two torch ops
+// rarely is for that long; what was dropped is reported, not hidden.
 HostGaps originalHostGaps(const trace::Trace& trace, const trace::Iteration& it,
                           const std::vector<SelectedNode>& selected,
                           const ProfilerCost& cost, double stall_us = 1000);

@@ -104,7 +104,7 @@ struct HostTime {
   uint64_t boundaries = 0;         // instrumented event starts/ends in gaps
   uint64_t untimed_ops = 0;        // selected ops without a profiler time
   uint64_t stalls = 0;             // eventless stretches longer than the stall limit
-  double stalled_ms = 0;           // dropped from the gaps as not running
+  double stalled_ms = 0;           // their length, dropped from the gaps
   double stall_limit_us = 0;       // the limit (--host-stall-us)
 };
 

@@ -80,17 +80,17 @@ TEST(HostTime, GapsLessInstrumentationPerBoundary) {
 }
 
 // The tail gap [700, 1000] has one event end at 950: its 250 us of silence
-// before it exceed a 100 us stall limit by 150 us, which is dropped.
+// before it exceed a 100 us stall limit and are dropped whole.
 TEST(HostTime, EventlessStretchBeyondTheLimitIsNotHostTime) {
   Fixture f;
   ProfilerCost cost;
   cost.per_event_us = 4;
   cost.per_gap_us = 1;
   const HostGaps g = originalHostGaps(f.t, f.it, f.selected, cost, 100);
-  EXPECT_DOUBLE_EQ(g.after_us, 300 - 150 - 1 - 2.0);
+  EXPECT_DOUBLE_EQ(g.after_us, 300 - 250 - 1 - 2.0);
   EXPECT_DOUBLE_EQ(g.before_us[1], 200 - 1 - 6.0);  // longest silence 100: not beyond
   EXPECT_EQ(g.stalls, 1u);
-  EXPECT_DOUBLE_EQ(g.stalled_us, 150);
+  EXPECT_DOUBLE_EQ(g.stalled_us, 250);
   const HostGaps unlimited = originalHostGaps(f.t, f.it, f.selected, cost, 0);
   EXPECT_EQ(unlimited.stalls, 0u);
   EXPECT_DOUBLE_EQ(unlimited.after_us, 300 - 1 - 2.0);
