@@ -106,12 +106,13 @@ std::vector<std::string> rankFilesInDir(const std::string& dir) {
 FileKind detectFileKind(const std::string& path) { return sniff(readPrefix(path, 65536)); }
 
 Trace readTrace(const std::string& path, const ReadOptions& options) {
-  std::string bytes = readFileMaybeGzip(path, simdjson::SIMDJSON_PADDING);
-  switch (sniff(std::string_view(bytes).substr(0, 65536))) {
+  // Sniff the start only: an ET is streamed, never held as a whole text.
+  const std::string head = readPrefix(path, 65536);
+  switch (sniff(head)) {
     case FileKind::kPyTorchEt:
-      return readEtJsonText(std::move(bytes), path, options);
+      return readEtJson(path, options);
     case FileKind::kChakra:
-      return readChakraBytes(bytes, path, options);
+      return readChakraBytes(readFileMaybeGzip(path), path, options);
     case FileKind::kKineto:
       ETB_INPUT_ERROR(SourceLoc{path}, "this is a Kineto/profiler trace, not an execution trace "
                                        "(pass it as the Kineto input instead)");
@@ -120,7 +121,9 @@ Trace readTrace(const std::string& path, const ReadOptions& options) {
   }
   // Not recognisable from its start: a JSON document goes to the ET reader
   // for a precise error (it may be a damaged ET), anything else is unknown.
-  if (!bytes.empty() && (bytes[0] == '{' || bytes[0] == '[')) return readEtJsonText(std::move(bytes), path, options);
+  // An empty head may be a file that cannot be opened or inflated: say why.
+  if (head.empty() && !readFileMaybeGzip(path).empty()) return readEtJson(path, options);
+  if (!head.empty() && (head[0] == '{' || head[0] == '[')) return readEtJson(path, options);
   ETB_INPUT_ERROR(SourceLoc{path}, "neither a PyTorch ET JSON nor a Chakra .et file");
 }
 

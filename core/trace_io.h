@@ -19,6 +19,8 @@ struct ReadOptions {
   // Progress callback for long reads: (bytes done, bytes total). Tools pass
   // one that draws on a terminal; null = quiet.
   std::function<void(size_t, size_t)> progress;
+  // Threads that parse a PyTorch ET JSON; 0 = one per core.
+  unsigned threads = 0;
 };
 
 enum class FileKind { kUnknown, kPyTorchEt, kChakra, kKineto };

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""2-rank DistributedDataParallel (gloo, 127.0.0.1 only) for fleet_samples/record.py --model ddp2.
+"""DistributedDataParallel over gloo (127.0.0.1 only) for fleet_samples/record.py:
+  --model ddp2                  the 3-layer MLP at 2 ranks (the first DDP sample)
+  --model ddp_<model><ranks>    models.DDP_BUILDERS[<model>] at <ranks> ranks, e.g. ddp_mlp4,
+                                ddp_transformer2 (see DDP_SAMPLES)
 
-Each rank writes ddp2.rank<R>.et.json.gz / .kineto.json.gz / .chrome_legacy.json.gz; the parent
-merges the per-rank timings and summaries into ddp2.meta.json.
+Each rank writes <name>.rank<R>.et.json.gz / .kineto.json.gz / .chrome_legacy.json.gz; the
+parent merges the per-rank timings and summaries into <name>.meta.json.
 """
 import json
 import os
@@ -17,7 +20,9 @@ import models
 import record
 import trace_files
 
-WORLD = 2
+# sample name -> (model in models.DDP_BUILDERS, ranks)
+DDP_SAMPLES = {"ddp2": ("mlp", 2), "ddp_mlp2": ("mlp", 2), "ddp_mlp4": ("mlp", 4),
+               "ddp_transformer2": ("transformer", 2), "ddp_transformer4": ("transformer", 4)}
 
 
 def _freePort():
@@ -26,20 +31,29 @@ def _freePort():
         return s.getsockname()[1]
 
 
-def _pgConfig():
+def _pgConfig(world):
     # The layout later observers write (pg_config_info); torch 1.13 has no such attribute.
     return [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cpu:gloo",
-             "ranks": [], "group_size": WORLD, "group_count": 1}]
+             "ranks": [], "group_size": world, "group_count": 1}]
 
 
-def _worker(rank, args, port):
+def _optimizer(model_name, params):
+    # as the single-rank samples of the same model
+    if model_name == "transformer":
+        return torch.optim.Adam(params, lr=1e-4)
+    return torch.optim.SGD(params, lr=0.01, momentum=0.9)
+
+
+def _worker(rank, args, port, name):
+    model_name, world = DDP_SAMPLES[name]
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(args.threads)
-    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(args.seed)
-    model, x, y, shapes = models.buildDdpMlp(torch.Generator().manual_seed(args.seed + rank))
+    build = models.DDP_BUILDERS[model_name]
+    model, x, y, shapes = build(torch.Generator().manual_seed(args.seed + rank))
     ddp = nn.parallel.DistributedDataParallel(model)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    opt = _optimizer(model_name, ddp.parameters())
 
     def step():
         opt.zero_grad()
@@ -49,9 +63,9 @@ def _worker(rank, args, port):
 
     times = record.timeIterations(step, args.warmup, args.iters, barrier=dist.barrier)
     step_index = args.warmup + args.iters
-    prefix = os.path.join(args.out_dir, "ddp2.rank%d" % rank)
+    prefix = os.path.join(args.out_dir, "%s.rank%d" % (name, rank))
     dist.barrier()
-    traced_ms = record.recordWindow(step, prefix, step_index, pg_config=_pgConfig())
+    traced_ms = record.recordWindow(step, prefix, step_index, pg_config=_pgConfig(world))
     part = record.timingMeta(times, traced_ms, step_index, args.warmup)
     part["et_summary"] = trace_files.summarizeEt(prefix + ".et.json.gz",
                                                  part["window"]["profiler_step"])
@@ -64,23 +78,33 @@ def _worker(rank, args, port):
     dist.destroy_process_group()
 
 
+_DESCRIPTIONS = {
+    "mlp": "3 x (Linear 1024->1024 + ReLU) + Linear 1024->16, cross-entropy, SGD momentum",
+    "transformer": "nn.TransformerEncoder, 2 layers, d_model 128, 4 heads, ff 512, dropout 0.1, "
+                   "mean-pool + Linear head, cross-entropy, Adam",
+}
+
+
 def run(args):
-    mp.spawn(_worker, args=(args, _freePort()), nprocs=WORLD, join=True)
-    meta = record.baseMeta(args, "ddp2")
+    name = args.model
+    model_name, world = DDP_SAMPLES[name]
+    mp.spawn(_worker, args=(args, _freePort(), name), nprocs=world, join=True)
+    meta = record.baseMeta(args, name)
     meta.update({
-        "model": "DistributedDataParallel(3 x (Linear 1024->1024 + ReLU) + Linear 1024->16), "
-                 "gloo backend, 2 ranks on 127.0.0.1 (torch.multiprocessing.spawn), "
-                 "cross-entropy, SGD momentum, default bucket sizes",
-        "world_size": WORLD, "backend": "gloo", "compute_bound": False,
+        "model": "DistributedDataParallel(%s), gloo backend, %d ranks on 127.0.0.1 "
+                 "(torch.multiprocessing.spawn), default bucket sizes"
+                 % (_DESCRIPTIONS[model_name], world),
+        "ddp_model": model_name,
+        "world_size": world, "backend": "gloo", "compute_bound": False,
         "compute_bound_why": "multi-rank: gloo allreduce over loopback is part of the step; "
                              "not part of the single-rank fidelity check",
-        "file_naming": "ddp2.rank<R>.{et,kineto,chrome_legacy}.json.gz, R = global rank",
+        "file_naming": "%s.rank<R>.{et,kineto,chrome_legacy}.json.gz, R = global rank" % name,
         "process_group_init": "emitted by record.py with record_function('## process_group:init ##', "
                               "json) because the 1.13 observer does not emit it; the observer "
                               "writes that String input unescaped, so the ET is invalid JSON",
         "ranks": {}})
-    for rank in range(WORLD):
-        path = os.path.join(args.out_dir, "ddp2.rank%d.part.json" % rank)
+    for rank in range(world):
+        path = os.path.join(args.out_dir, "%s.rank%d.part.json" % (name, rank))
         with open(path) as f:
             part = json.load(f)
         os.remove(path)
@@ -90,5 +114,5 @@ def run(args):
     meta["original"] = {"iter_ms_median": max(medians),
                         "measured": "max over ranks of each rank's median plain-step time; "
                                     "per-rank lists under ranks.<R>.original"}
-    trace_files.writeMeta(os.path.join(args.out_dir, "ddp2.meta.json"), meta)
-    print(json.dumps({"name": "ddp2", "median_ms": medians}))
+    trace_files.writeMeta(os.path.join(args.out_dir, "%s.meta.json" % name), meta)
+    print(json.dumps({"name": name, "median_ms": medians}))

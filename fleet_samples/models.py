@@ -262,5 +262,20 @@ def buildGpt(gen):
                   "30 parameters) at this size: host time between ops is a large share")
 
 
+def buildDdpTransformer(gen):
+    """A small encoder for DDP samples: 2 to 4 ranks share 2 cores, so each rank's step is kept
+    to tens of milliseconds (the single-rank transformer sample is 20x bigger)."""
+    batch, seq, d_model, heads, ff, layers, classes = 4, 64, 128, 4, 512, 2, 10
+    model = _Encoder(d_model, heads, ff, layers, classes)
+    x = torch.randn(batch, seq, d_model, generator=gen)
+    y = torch.randint(0, classes, (batch,), generator=gen)
+    return model, x, y, {"batch_per_rank": batch, "seq": seq, "d_model": d_model,
+                         "heads": heads, "ff": ff, "layers": layers,
+                         "input": [batch, seq, d_model]}
+
+
+# DDP samples: builder and optimizer per model (ddp_record.py).
+DDP_BUILDERS = {"mlp": buildDdpMlp, "transformer": buildDdpTransformer}
+
 BUILDERS = {"mlp": buildMlp, "resnet18": buildResnet18, "transformer": buildTransformer,
             "dlrm": buildDlrm, "lstm": buildLstm, "conv_adamw": buildConvAdamW, "gpt": buildGpt}

@@ -6,6 +6,7 @@ Run with Debian's python (torch 1.13 CPU):
   /usr/bin/python3 fleet_samples/record.py --model mlp [--out-dir DIR] [--threads 1]
   /usr/bin/python3 fleet_samples/record.py --model ddp2          # 2 gloo ranks on 127.0.0.1
   /usr/bin/python3 fleet_samples/record.py --model mlp --metrics-only   # only <name>.metrics.json
+  /usr/bin/python3 fleet_samples/record.py --model ddp_transformer4   # DDP at 4 ranks
 
 Writes <out-dir>/<name>.et.json.gz, <name>.kineto.json.gz, <name>.chrome_legacy.json.gz,
 <name>.metrics.json (the original's CPU utilisation, peak RSS, threads; NVML on a GPU) and
@@ -157,7 +158,9 @@ def recordSingle(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--model", required=True, choices=sorted(models.BUILDERS) + ["ddp2"])
+    import ddp_record  # imports this module by name; keep record.py importable
+    ap.add_argument("--model", required=True,
+                    choices=sorted(models.BUILDERS) + sorted(ddp_record.DDP_SAMPLES))
     ap.add_argument("--out-dir", help="default: fleet_samples/<model>")
     ap.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     ap.add_argument("--warmup", type=int, default=3)
@@ -171,10 +174,9 @@ def main():
         args.out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), args.model)
     os.makedirs(args.out_dir, exist_ok=True)
     torch.set_num_threads(args.threads)
-    if args.model == "ddp2":
+    if args.model in ddp_record.DDP_SAMPLES:
         if args.metrics_only:
             ap.error("--metrics-only is for single-rank samples")
-        import ddp_record  # imports this module by name; keep record.py importable
         ddp_record.run(args)
     else:
         recordSingle(args)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/executor.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/base/log.h"
@@ -63,6 +64,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
     if (step.is_comm) {
       if (step.runnable) runComm(step);
     } else if (step.runnable) {
+      if (!pending_.empty()) waitForInputs(step);
       runOp(step, track, diag);
     } else if (step.synthesise) {
       synthesise(step);
@@ -175,7 +177,11 @@ void Executor::runComm(PlanStep& step) {
   for (int32_t s : step.comm_outputs) call.outputs.push_back(plan_.slots[static_cast<size_t>(s)]);
   std::shared_ptr<Work> work = comm_.run(call);
   const trace::CommInfo& info = *call.info;
-  if (work) pending_.push_back({info.pg, info.seq, std::move(work)});
+  if (work) {
+    std::vector<int32_t> slots = step.comm_inputs;
+    slots.insert(slots.end(), step.comm_outputs.begin(), step.comm_outputs.end());
+    pending_.push_back({info.pg, info.seq, std::move(work), std::move(slots)});
+  }
   if (info.type == trace::CommType::kWait || node.kind == trace::NodeKind::kWait) {
     // A wait completes the async op with its (group, seq); with no seq
     // recorded, everything still in flight.
@@ -192,6 +198,28 @@ void Executor::runComm(PlanStep& step) {
   if (!comm_counted_[idx]) {
     comm_counted_[idx] = 1;
     ++plan_.coverage.comms_replayed;
+  }
+}
+
+// An async call completes at its wait node, or before the first op that
+// reads one of its tensors, whichever comes first: torch 1.13's DDP records
+// no wait (the reducer waits inside the autograd engine right before copying
+// the bucket back into the gradients, which the trace does show).
+void Executor::waitForInputs(const PlanStep& step) {
+  for (size_t i = 0; i < pending_.size();) {
+    const std::vector<int32_t>& mine = pending_[i].slots;
+    bool reads = false;
+    for (const ArgSource& a : step.args) {
+      for (int32_t s : a.slots) {
+        reads = reads || (s != kNoSlot && std::find(mine.begin(), mine.end(), s) != mine.end());
+      }
+    }
+    if (reads) {
+      pending_[i].work->wait();
+      pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
   }
 }
 

@@ -44,6 +44,7 @@ class Executor {
  private:
   void runOp(PlanStep& step, bool track, ReplayDiagnostics* diag);
   void runComm(PlanStep& step);
+  void waitForInputs(const PlanStep& step);
   void synthesise(const PlanStep& step);
   void markFailed(PlanStep& step, const std::string& what);
   void verify(const PlanStep& step, ReplayDiagnostics* diag) const;
@@ -58,6 +59,7 @@ class Executor {
     int32_t pg;
     int64_t seq;
     std::shared_ptr<Work> work;
+    std::vector<int32_t> slots;  // the call's tensors: an op reading one waits first
   };
   std::vector<Pending> pending_;
   std::vector<char> comm_counted_;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// et_replay TRACE [--kineto K] [--device cpu|cuda] [--iters N] ...
+// et_replay TRACE [--kineto K] [--device cpu|cuda] [--comm mpi|gloo|nccl] [--iters N] ...
 // Replays one recorded iteration and reports it next to the original.
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -17,12 +18,13 @@
 #include "replayer/report_html.h"
 #include "replayer/report_json.h"
 #include "replayer/report_text.h"
+#include "replayer/timed_trace.h"
 
 namespace {
 using namespace etb;
 
 struct Flags {
-  std::string trace, kineto, report_json, report_html, chrome_trace, log_level;
+  std::string trace, kineto, report_json, report_html, chrome_trace, log_level, timed_trace, comm;
   std::string host_time = "off", original_metrics;
   double comm_timeout = 0;
   bool quiet = false;
@@ -33,7 +35,12 @@ void addFlags(CLI::App& app, Flags& f) {
   app.add_option("trace", f.trace,
                  "PyTorch ET / Chakra trace; per rank: bench.%d.et, bench.rank%d.json or a folder")
       ->required();
-  app.add_option("--kineto", f.kineto, "profiler (Kineto) trace of the same run: original times");
+  app.add_option("--kineto", f.kineto,
+                 "profiler (Kineto) trace of the same run: original times; per rank: k_%d.json.gz");
+  app.add_option("--comm", f.comm,
+                 "collectives on mpi, gloo or nccl (default: the backend the trace's process "
+                 "groups recorded when built in, else mpi; nccl for --device cuda)")
+      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
   app.add_option("--device", f.options.device, "cpu or cuda[:N] (default: the trace's if usable)");
   app.add_option("--threads", f.options.threads, "intra-op threads (0 = libtorch default)");
   app.add_option("--warmup", f.options.warmup, "warm-up iterations")->capture_default_str();
@@ -62,6 +69,9 @@ void addFlags(CLI::App& app, Flags& f) {
   app.add_option("--report-html", f.report_html, "write a self-contained HTML report");
   app.add_option("--chrome-trace", f.chrome_trace, "write the replay timeline (Perfetto)");
   app.add_option("--comm-timeout", f.comm_timeout, "seconds any one collective may take (0 = none)");
+  app.add_option("--write-timed-trace", f.timed_trace,
+                 "write the trace back with each op's median replay time (.et for a "
+                 "simulator; %d = rank)");
   app.add_option("--log-level", f.log_level, "debug, info, warn, error");
   app.add_flag("--quiet", f.quiet, "no terminal report");
 }
@@ -77,6 +87,25 @@ std::string pickTrace(const std::string& pattern, int rank, int world) {
   return paths[static_cast<size_t>(rank)];
 }
 
+// This rank's file of a per-rank input ("k_%d.json.gz" -> "k_3.json.gz");
+// without %d every rank reads the same file.
+std::string pickRankFile(const std::string& pattern, const char* flag, int rank, int world) {
+  const size_t at = pattern.find("%d");
+  if (at == std::string::npos) {
+    if (world > 1) {
+      ETB_LOG(kWarn) << flag << " " << pattern << ": one file for " << world
+                     << " ranks; give a per-rank pattern with %d to compare each rank with its own";
+    }
+    return pattern;
+  }
+  std::string path = pattern;
+  path.replace(at, 2, std::to_string(rank));
+  if (!std::filesystem::exists(path)) {
+    ETB_INPUT_ERROR(SourceLoc{path}, flag, " ", pattern, ": no file for rank ", rank);
+  }
+  return path;
+}
+
 int replayMain(Flags& f, int argc, char** argv) {
   LogLevel level;
   if (!f.log_level.empty()) {
@@ -89,14 +118,21 @@ int replayMain(Flags& f, int argc, char** argv) {
   replay::CommOptions copts;
   copts.device = f.options.device.empty() ? "cpu" : f.options.device;
   copts.timeout_s = f.comm_timeout;
-  std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(copts);
+  copts.backend = f.comm;
+  replay::checkCommBackend(copts);  // before MPI: a build without gloo says so at once
+  // MPI first (ranks, per-rank files, pre-flight); the trace then names the backend.
+  replay::CommOptions control = copts;
+  control.backend = "mpi";
+  control.device = "cpu";
+  std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(control);
   setLogRank(comm->rank());
   try {
     trace::Trace t = trace::readTrace(pickTrace(f.trace, comm->rank(), comm->worldSize()));
     if (!f.kineto.empty()) {
-      trace::linkKineto(t, f.kineto);
+      trace::linkKineto(t, pickRankFile(f.kineto, "--kineto", comm->rank(), comm->worldSize()));
       f.options.original_source = "kineto";
     }
+    comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     f.options.emulate_host = f.host_time == "emulate";
     replay::ReplayDiagnostics diag;
     replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
@@ -104,6 +140,12 @@ int replayMain(Flags& f, int argc, char** argv) {
                                     ? replay::metricsBesideTrace(t.path) : f.original_metrics;
     if (!metrics.empty()) r.original_system = replay::readOriginalMetrics(metrics);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
+    const bool own_file = f.timed_trace.find("%d") != std::string::npos;
+    if (!f.timed_trace.empty() && (own_file || comm->rank() == 0)) {
+      const auto s = replay::writeTimedTrace(t, r, f.timed_trace, comm->rank());
+      ETB_LOG(kInfo) << "timed trace: " << s.timed << " nodes with measured times, " << s.skipped
+                     << " skipped ops without";
+    }
     if (comm->rank() != 0) return 0;
     if (!f.quiet) replay::printReport(r, std::cout);
     if (!f.report_json.empty()) replay::writeReportJson(r, f.report_json);
@@ -112,7 +154,7 @@ int replayMain(Flags& f, int argc, char** argv) {
     return diag.output_mismatches.empty() ? 0 : 1;
   } catch (const std::exception& e) {
     // One failing rank must not leave the others hanging in a collective.
-    if (comm->worldSize() > 1) {
+    if (comm && comm->worldSize() > 1) {
       comm->abortJob(std::string("et_replay: error: ") + e.what(),
                      dynamic_cast<const InputError*>(&e) ? 2 : 1);
     }

@@ -115,6 +115,7 @@ struct RankResult {
   double comm_ms = 0;          // per iteration, median
   double exposed_comm_ms = 0;  // per iteration, median
   uint64_t comm_bytes = 0;     // per iteration
+  double original_ms = -1;     // this rank's original (median), -1 unknown
   SystemMetrics system;
 };
 
@@ -143,7 +144,7 @@ struct ReplayResult {
   std::string host;
   std::string etbench_version;
   std::string torch_version;
-  std::string comm_backend;  // "local", "mpi", "nccl"
+  std::string comm_backend;  // "local", "mpi", "gloo", "nccl"
 
   Coverage coverage;
   Distribution replay_iter_ms;                 // rank 0 (or the only rank)

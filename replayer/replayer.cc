@@ -69,6 +69,7 @@ RankResult rankResult(const ReplayResult& r, const std::vector<detail::Iteration
   }
   rr.comm_ms = summarize(busy).median;
   rr.exposed_comm_ms = summarize(exposed).median;
+  if (r.original_iter_ms) rr.original_ms = r.original_iter_ms->median;
   rr.system = r.system;
   return rr;
 }

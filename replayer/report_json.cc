@@ -52,13 +52,15 @@ SystemMetrics systemFrom(const json& j) {
 }
 
 json rankJson(const RankResult& r) {
-  return {{"rank", r.rank},
-          {"host", r.host},
-          {"iter_ms", distributionJson(r.iter_ms)},
-          {"comm_ms", r.comm_ms},
-          {"exposed_comm_ms", r.exposed_comm_ms},
-          {"comm_bytes", r.comm_bytes},
-          {"system", systemJson(r.system)}};
+  json j = {{"rank", r.rank},
+            {"host", r.host},
+            {"iter_ms", distributionJson(r.iter_ms)},
+            {"comm_ms", r.comm_ms},
+            {"exposed_comm_ms", r.exposed_comm_ms},
+            {"comm_bytes", r.comm_bytes},
+            {"system", systemJson(r.system)}};
+  if (r.original_ms >= 0) j["original_ms"] = r.original_ms;
+  return j;
 }
 
 json runJson(const ReplayResult& r) {
@@ -206,6 +208,7 @@ RankResult rankResultFromJson(const std::string& text) {
     r.comm_ms = j.at("comm_ms").get<double>();
     r.exposed_comm_ms = j.at("exposed_comm_ms").get<double>();
     r.comm_bytes = j.at("comm_bytes").get<uint64_t>();
+    r.original_ms = j.value("original_ms", -1.0);
     r.system = systemFrom(j.at("system"));
     return r;
   } catch (const nlohmann::json::exception& e) {

@@ -23,6 +23,8 @@
 #   FIDELITY_KEEP   set to keep the work directory (printed at the end)
 #   FIDELITY_NICE   niceness of both sides (default -15 as root, else 0): on a machine shared
 #                   with compilers a higher priority means fewer preemption stalls in either
+#   FIDELITY_DDP    1: also run scripts/fidelity_ddp.sh (DDP over gloo, mpirun) after the table;
+#                   0: never (default: when no SAMPLE is named)
 set -euo pipefail
 # One thread means one thread: torch.set_num_threads / at::set_num_threads leave a pthread
 # OpenBLAS on every core (et_replay --threads also limits it, python's original does not).
@@ -94,5 +96,16 @@ echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_
 
 status=0
 "$PY" scripts/fidelity_table.py "$WORK" "${SAMPLES[@]}" || status=$?
+
+# ---- DDP over gloo at 2 and 4 ranks (issue 9) ----------------------------------------------
+# Multi-rank samples have their own script (mpirun, --comm gloo, own table, 15% limit). It runs
+# after the single-rank table when no sample was named, or with FIDELITY_DDP=1; FIDELITY_DDP=0
+# skips it. FIDELITY_DDP_SAMPLES (space-separated) picks the DDP samples.
+if [ "${FIDELITY_DDP:-}" = 1 ] || { [ $# -eq 0 ] && [ "${FIDELITY_DDP:-}" != 0 ]; }; then
+  ddp_status=0
+  # shellcheck disable=SC2086  # a list of sample names
+  scripts/fidelity_ddp.sh ${FIDELITY_DDP_SAMPLES:-} || ddp_status=$?
+  [ "$status" -ne 0 ] || status=$ddp_status
+fi
 [ -n "${FIDELITY_KEEP:-}" ] && echo "work directory kept: $WORK" >&2
 exit $status

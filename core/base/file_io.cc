@@ -40,6 +40,11 @@ bool isGzip(const std::string& bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
+[[noreturn]] void gzipError(const std::string& path, const z_stream& zs, int rc) {
+  ETB_INPUT_ERROR(SourceLoc{path}, "corrupt or truncated gzip stream (zlib: ",
+                  zs.msg != nullptr ? zs.msg : (rc == Z_BUF_ERROR ? "unexpected end" : "error"), ")");
+}
+
 std::string inflateGzip(const std::string& path, const std::string& in, size_t padding) {
   z_stream zs{};
   // 16 + MAX_WBITS: expect a gzip header; concatenated members are handled below.
@@ -66,12 +71,9 @@ std::string inflateGzip(const std::string& path, const std::string& in, size_t p
     if (rc != Z_OK && rc != Z_BUF_ERROR) break;
     if (rc == Z_BUF_ERROR && zs.avail_in == 0) break;  // input ended early
   }
+  const z_stream copy = zs;
   inflateEnd(&zs);
-  if (rc != Z_STREAM_END) {
-    ETB_INPUT_ERROR(SourceLoc{path}, "corrupt or truncated gzip stream (zlib: ",
-                    zs.msg != nullptr ? zs.msg : (rc == Z_BUF_ERROR ? "unexpected end" : "error"),
-                    ")");
-  }
+  if (rc != Z_STREAM_END) gzipError(path, copy, rc);
   out.reserve(out.size() + padding);
   return out;
 }
@@ -82,6 +84,97 @@ std::string readFileMaybeGzip(const std::string& path, size_t padding) {
   if (!isGzip(raw)) return raw;
   return inflateGzip(path, raw, padding);
 }
+
+// ---------------------------------------------------------------- FileReader
+struct FileReader::Impl {
+  std::string path;
+  FilePtr file;
+  uint64_t size = 0;
+  uint64_t consumed = 0;
+  bool gzip = false;
+  bool ended = false;  // gzip: the last member is complete
+  z_stream zs{};
+  std::string in;  // gzip input buffer
+
+  ~Impl() {
+    if (gzip) inflateEnd(&zs);
+  }
+
+  size_t raw(char* out, size_t max) {
+    const size_t n = std::fread(out, 1, max, file.get());
+    if (n < max && std::ferror(file.get())) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "read failed: ", std::strerror(errno));
+    }
+    consumed += n;
+    return n;
+  }
+
+  // Refills the gzip input; false at the end of the file.
+  bool refill() {
+    const size_t n = raw(in.data(), in.size());
+    zs.next_in = reinterpret_cast<Bytef*>(in.data());
+    zs.avail_in = static_cast<uInt>(n);
+    return n > 0;
+  }
+
+  size_t inflateSome(char* out, size_t max) {
+    zs.next_out = reinterpret_cast<Bytef*>(out);
+    zs.avail_out = static_cast<uInt>(std::min<size_t>(max, 1u << 30));
+    const uInt room = zs.avail_out;
+    while (!ended && zs.avail_out == room) {
+      if (zs.avail_in == 0 && !refill()) gzipError(path, zs, Z_BUF_ERROR);  // ended early
+      const int rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        // Another member may follow (concatenated gzip), as readFileMaybeGzip allows.
+        if (zs.avail_in == 0 && !refill()) {
+          ended = true;
+        } else {
+          inflateReset(&zs);
+        }
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        gzipError(path, zs, rc);
+      }
+    }
+    return room - zs.avail_out;
+  }
+};
+
+FileReader::FileReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.path = path;
+  m.file.reset(std::fopen(path.c_str(), "rb"));
+  if (!m.file) ETB_INPUT_ERROR(SourceLoc{path}, "cannot open: ", std::strerror(errno));
+  std::fseek(m.file.get(), 0, SEEK_END);
+  const long size = std::ftell(m.file.get());
+  std::fseek(m.file.get(), 0, SEEK_SET);
+  if (size < 0) ETB_INPUT_ERROR(SourceLoc{path}, "cannot determine size (not a regular file?)");
+  m.size = static_cast<uint64_t>(size);
+  m.in.resize(size_t{1} << 18);
+  const size_t head = m.raw(m.in.data(), 2);
+  m.gzip = head == 2 && static_cast<unsigned char>(m.in[0]) == 0x1f && static_cast<unsigned char>(m.in[1]) == 0x8b;
+  if (m.gzip && inflateInit2(&m.zs, 16 + MAX_WBITS) != Z_OK) ETB_RUNTIME_ERROR("zlib init failed");
+  m.zs.next_in = reinterpret_cast<Bytef*>(m.in.data());
+  m.zs.avail_in = static_cast<uInt>(head);  // plain files hand these two bytes out first
+}
+
+FileReader::~FileReader() = default;
+
+size_t FileReader::read(char* out, size_t max) {
+  Impl& m = *impl_;
+  if (max == 0) return 0;
+  if (m.gzip) return m.inflateSome(out, max);
+  size_t n = 0;
+  if (m.zs.avail_in > 0) {  // the sniffed bytes
+    n = std::min<size_t>(m.zs.avail_in, max);
+    std::memcpy(out, m.zs.next_in, n);
+    m.zs.next_in += n;
+    m.zs.avail_in -= static_cast<uInt>(n);
+  }
+  return n + m.raw(out + n, max - n);
+}
+
+uint64_t FileReader::fileBytes() const { return impl_->size; }
+uint64_t FileReader::consumedBytes() const { return impl_->consumed; }
 
 void writeFileMaybeGzip(const std::string& path, const std::string& data) {
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;

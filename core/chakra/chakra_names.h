@@ -23,6 +23,13 @@ constexpr const char* kEtbDataDeps = "etb_data_deps";     // explicit deps under
 constexpr const char* kEtbDur = "etb_dur_us";
 constexpr const char* kEtbStart = "etb_start_us";
 constexpr const char* kEtbGpuDur = "etb_gpu_dur_us";
+// A recorded attr whose consumer form differs (chakra_node_attrs.h).
+constexpr const char* kEtbOrigPrefix = "etb_orig:";
+// A GPU kernel node written from Trace::kernels (those ride in etb_trace);
+// our reader skips such nodes.
+constexpr const char* kEtbKernelNode = "etb_kernel_node";
+// The recorded Chakra node type when the writer wrote another one.
+constexpr const char* kEtbOrigType = "etb_orig_type";
 constexpr const char* kEtbStrides[2] = {"etb_inputs_strides", "etb_outputs_strides"};
 constexpr const char* kEtbTree[2] = {"etb_inputs_tree", "etb_outputs_tree"};
 // Extra ctrl_deps beyond the first (the parent), kept as a node attr.

@@ -167,6 +167,13 @@ class NodeReader {
       return true;
     }
     if (name.compare(0, 4, "etb_") != 0) return false;
+    if (name.rfind(chakra::kEtbOrigPrefix, 0) == 0) {
+      Attr orig = chakra::attrFromProto(t_, a);
+      orig.name = t_.strings.intern(name.substr(std::string_view(chakra::kEtbOrigPrefix).size()));
+      n->attrs.push_back(std::move(orig));
+      return true;
+    }
+    if (i && name == chakra::kEtbOrigType) n->chakra_type = static_cast<uint8_t>(*i);
     const bool dbl = a.value_case() == pb::AttributeProto::kDoubleVal;
     if (dbl && name == chakra::kEtbDur) n->dur_us = a.double_val();
     if (dbl && name == chakra::kEtbStart) n->start_us = a.double_val();
@@ -249,6 +256,13 @@ class NodeReader {
   const std::string& file_;
 };
 
+bool isKernelNode(const pb::Node& pn) {
+  for (const pb::AttributeProto& a : pn.attr()) {
+    if (a.name() == chakra::kEtbKernelNode) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Trace readChakraBytes(const std::string& bytes, const std::string& name,
@@ -277,6 +291,7 @@ Trace readChakraBytes(const std::string& bytes, const std::string& name,
     if (!pn.ParseFromArray(msg.data(), static_cast<int>(msg.size()))) {
       framer.fail("not a valid Chakra Node message");
     }
+    if (isKernelNode(pn)) continue;  // Trace::kernels come back from etb_trace
     pending.emplace_back();
     reader.read(pn, framer.index() - 1, sched_deps, &pending.back());
     if (options.progress) options.progress(framer.pos(), bytes.size());

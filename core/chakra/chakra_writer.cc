@@ -3,16 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/chakra/chakra_attrs.h"
+#include "core/chakra/chakra_consumer.h"
 #include "core/chakra/chakra_extras.h"
 #include "core/chakra/chakra_graph.h"
 #include "core/chakra/chakra_names.h"
+#include "core/chakra/chakra_node_attrs.h"
+#include "core/chakra/chakra_schedule.h"
 #include "core/chakra/chakra_values.h"
-#include "core/base/file_io.h"
 #include "schemas/et_def.pb.h"
 
 namespace etb::trace {
@@ -47,79 +48,31 @@ void writeMetadata(const Trace& t, bool sched_deps, std::string* out) {
   appendFramed(out, md);
 }
 
-int chakraType(const Trace& t, const Node& n) {
-  if (n.chakra_type >= pb::METADATA_NODE && n.chakra_type <= pb::COMM_COLL_NODE) {
-    return n.chakra_type;
+bool isCommType(int type) { return type >= pb::COMM_SEND_NODE && type <= pb::COMM_COLL_NODE; }
+
+// The node type a simulator gets, and the substitution made, if any.
+int chakraType(const Trace& t, const Node& n, std::string* remap) {
+  const bool comm_kind = n.kind == NodeKind::kCollective || n.kind == NodeKind::kPointToPoint;
+  if (n.comm >= 0 && (comm_kind || isCommType(n.chakra_type))) {
+    const chakra::CommPlacement p = chakra::placeComm(t.comms[static_cast<size_t>(n.comm)]);
+    *remap = p.remap;
+    return p.node_type;
   }
-  const CommInfo* c = n.comm >= 0 ? &t.comms[static_cast<size_t>(n.comm)] : nullptr;
-  switch (n.kind) {
-    case NodeKind::kMetadata: return pb::METADATA_NODE;
-    case NodeKind::kMemory: return pb::MEM_LOAD_NODE;
-    case NodeKind::kPointToPoint:
-      return c != nullptr && c->type == CommType::kRecv ? pb::COMM_RECV_NODE : pb::COMM_SEND_NODE;
-    case NodeKind::kCollective:
-      // Only what a simulator can run as a collective becomes COMM_COLL.
-      return c != nullptr && chakra::chakraCommType(c->type) >= 0 ? pb::COMM_COLL_NODE
-                                                                   : pb::COMP_NODE;
-    default: return pb::COMP_NODE;
+  if (isCommType(n.chakra_type)) {
+    *remap = "comm node without comm attrs->COMP";
+    return pb::COMP_NODE;
   }
+  if (n.chakra_type >= pb::METADATA_NODE && n.chakra_type <= pb::COMP_NODE) return n.chakra_type;
+  if (n.kind == NodeKind::kMetadata) return pb::METADATA_NODE;
+  if (n.kind == NodeKind::kMemory) return pb::MEM_LOAD_NODE;
+  return pb::COMP_NODE;
 }
-
-uint64_t tensorBytes(const Trace& t, const std::vector<Value>& vals) {
-  uint64_t sum = 0;
-  for (const Value& v : vals) {
-    if (v.kind == ValueKind::kTensor) {
-      const TensorRef& r = t.tensors[v.tensor];
-      sum += r.numel * r.itemsize;
-    }
-    sum += tensorBytes(t, v.items);
-  }
-  return sum;
-}
-
-// Builds the emitted dependencies: ctrl_deps = the parent, data_deps = the
-// explicit ones plus, when the trace has none (a PyTorch ET), a per-thread
-// chain of top-level ops so that a simulator runs them in order.
-class DepPlan {
- public:
-  explicit DepPlan(const Trace& t) : t_(t) {
-    bool explicit_deps = false;
-    for (const Node& n : t.nodes) explicit_deps = explicit_deps || !n.data_deps.empty();
-    sched_ = !explicit_deps;
-    data_.resize(t.nodes.size());
-    std::unordered_map<uint64_t, NodeId> last_top;
-    for (size_t i = 0; i < t.nodes.size(); ++i) {
-      const Node& n = t.nodes[i];
-      for (NodeId d : n.data_deps) add(i, d);
-      if (!sched_ || n.kind == NodeKind::kRoot || !topLevel(n)) continue;
-      const auto it = last_top.find(n.tid);
-      if (it != last_top.end()) add(i, it->second);
-      last_top[n.tid] = n.id;
-    }
-  }
-  bool sched() const { return sched_; }
-  const std::vector<NodeId>& data(size_t i) const { return data_[i]; }
-  bool valid(const Node& n, NodeId d) const { return d != n.id && t_.find(d) != nullptr; }
-
- private:
-  bool topLevel(const Node& n) const {
-    if (n.parent == 0 || n.parent == n.id) return true;
-    const Node* p = t_.find(n.parent);
-    return p == nullptr || p->kind == NodeKind::kRoot;
-  }
-  void add(size_t i, NodeId d) {
-    const Node& n = t_.nodes[i];
-    if (!valid(n, d)) return;
-    if (std::find(data_[i].begin(), data_[i].end(), d) == data_[i].end()) data_[i].push_back(d);
-  }
-  const Trace& t_;
-  bool sched_ = false;
-  std::vector<std::vector<NodeId>> data_;
-};
 
 class NodeWriter {
  public:
-  NodeWriter(const Trace& t, const DepPlan& plan) : t_(t), plan_(plan) {}
+  NodeWriter(const Trace& t, const chakra::Schedule& sched, const ChakraWriteOptions& options,
+             ChakraWriteReport* report)
+      : t_(t), sched_(sched), attrs_(t, options, report), report_(report) {}
 
   void write(size_t i, pb::Node* pn) {
     const Node& n = t_.nodes[i];
@@ -127,46 +80,68 @@ class NodeWriter {
     pn->Clear();
     pn->set_id(n.id);
     pn->set_name(std::string(t_.name(n)));
-    const int type = chakraType(t_, n);
+    std::string remap;
+    const int type = chakraType(t_, n, &remap);
     pn->set_type(static_cast<pb::NodeType>(type));
     if (n.chakra_type == 0) synth_ += std::string(chakra::kSynthType) + ",";
+    if (n.chakra_type != 0 && n.chakra_type != type) {
+      chakra::setUint64(pn->add_attr(), chakra::kEtbOrigType, n.chakra_type);
+    }
     deps(i, pn);
-    timing(n, pn);
+    timing(i, pn);
     fields(n, pn);
-    attrs(n, type, pn);
+    attrs_.write(n, type, pn, &synth_);
+    if (n.comm >= 0) {
+      chakra::setString(pn->add_attr(), chakra::kEtbComm,
+                        chakra::commToJson(t_, t_.comms[static_cast<size_t>(n.comm)]));
+    }
     io(n, pn);
     if (!synth_.empty()) chakra::setString(pn->add_attr(), chakra::kEtbSynth, synth_);
     chakra::setString(pn->add_attr(), chakra::kEtbKind, nodeKindName(n.kind));
+    count(n, type, remap, *pn);
   }
 
  private:
+  void count(const Node& n, int type, const std::string& remap, const pb::Node& pn) {
+    if (report_ == nullptr) return;
+    ++report_->nodes;
+    if (!remap.empty()) ++report_->remapped[remap];
+    report_->comm_nodes += isCommType(type) ? 1 : 0;
+    report_->timed_nodes += pn.duration_micros() > 0 ? 1 : 0;
+    report_->data_deps += static_cast<size_t>(pn.data_deps_size());
+    report_->ready_at_start += chakra::isScheduled(n) && pn.data_deps_size() == 0 ? 1 : 0;
+  }
+
   void deps(size_t i, pb::Node* pn) {
     const Node& n = t_.nodes[i];
-    if (n.parent != 0 && plan_.valid(n, n.parent)) {
+    if (sched_.ctrl[i]) {
       pn->add_ctrl_deps(n.parent);
     } else if (n.parent != 0) {
       chakra::setUint64(pn->add_attr(), chakra::kEtbParent, n.parent);
     }
     if (const Attr* extra = t_.attr(n, chakra::kCtrlDepsExtra)) {
       for (const Value& v : extra->value.items) {
-        if (plan_.valid(n, static_cast<NodeId>(v.i))) pn->add_ctrl_deps(static_cast<NodeId>(v.i));
+        const NodeId d = static_cast<NodeId>(v.i);
+        const bool ok = d != n.id && t_.find(d) != nullptr && (!sched_.synthesized || d < n.id);
+        if (ok) pn->add_ctrl_deps(d);
       }
     }
-    for (NodeId d : plan_.data(i)) pn->add_data_deps(d);
-    if (plan_.sched() && !n.data_deps.empty()) {
+    for (NodeId d : sched_.data[i]) pn->add_data_deps(d);
+    if (sched_.synthesized && !n.data_deps.empty()) {
       pb::AttributeProto* a = pn->add_attr();
       a->set_name(chakra::kEtbDataDeps);
       for (NodeId d : n.data_deps) a->mutable_uint64_list()->add_values(d);
     }
   }
 
-  // The proto fields hold whole microseconds; the exact value rides beside
-  // them when rounding (or a zero, which reads as "unknown") would lose it.
-  void timing(const Node& n, pb::Node* pn) {
-    if (n.dur_us >= 0) {
-      const double r = std::round(n.dur_us);
-      pn->set_duration_micros(static_cast<uint64_t>(r));
-      if (r != n.dur_us || r == 0) chakra::setDouble(pn->add_attr(), chakra::kEtbDur, n.dur_us);
+  // duration_micros is what a simulator runs (chakra_schedule.h); the exact
+  // recorded time rides beside it whenever that is not the same number.
+  void timing(size_t i, pb::Node* pn) {
+    const Node& n = t_.nodes[i];
+    const int64_t w = sched_.micros[i];
+    if (w > 0) pn->set_duration_micros(static_cast<uint64_t>(w));
+    if (n.dur_us >= 0 && (static_cast<double>(w) != n.dur_us || n.dur_us == 0)) {
+      chakra::setDouble(pn->add_attr(), chakra::kEtbDur, n.dur_us);
     }
     if (n.start_us >= 0) {
       const double r = std::round(n.start_us);
@@ -186,83 +161,6 @@ class NodeWriter {
     if (n.op_schema != 0 || n.kind == NodeKind::kLabel) {
       chakra::setString(pn->add_attr(), "op_schema", t_.str(n.op_schema));
     }
-  }
-
-  // Canonical attrs consumers read (1.6 of the Chakra notes), in the kinds
-  // they expect. A node attr of the same name keeps its recorded kind but
-  // takes the current value, so edits to CommInfo are not shadowed.
-  void attrs(const Node& n, int type, pb::Node* pn) {
-    std::vector<std::pair<std::string, Attr>> canon;
-    Trace& s = scratch_;
-    auto add = [&](const char* name, Value v, const char* kind) {
-      Attr a;
-      a.name = s.strings.intern(name);
-      a.type = s.strings.intern(kind);
-      a.value = v;
-      a.value.type = a.type;  // what a plain read of this kind gives back
-      canon.emplace_back(name, a);
-    };
-    const bool comm_node = type >= pb::COMM_SEND_NODE && type <= pb::COMM_COLL_NODE;
-    add("is_cpu_op", makeBool(s, !comm_node && n.kind != NodeKind::kKernel), "bool");
-    if (n.comm >= 0 && comm_node) commAttrs(t_.comms[static_cast<size_t>(n.comm)], type, add);
-    if (n.kind == NodeKind::kOperator || n.kind == NodeKind::kMemory) {
-      const uint64_t bytes = tensorBytes(t_, n.inputs) + tensorBytes(t_, n.outputs);
-      if (bytes > 0) add("tensor_size", makeInt(s, static_cast<int64_t>(bytes)), "uint64");
-    }
-    std::unordered_set<std::string> done;
-    for (const Attr& a : n.attrs) {
-      const std::string name(t_.str(a.name));
-      if (name == chakra::kCtrlDepsExtra || isRawIo(name)) continue;
-      const auto c = std::find_if(canon.begin(), canon.end(), [&](const auto& e) { return e.first == name; });
-      if (c != canon.end() && (name == "comm_type" || name == "comm_size") &&
-          a.value.kind == ValueKind::kInt) {
-        Attr upd = a;
-        upd.value.i = c->second.value.i;
-        attrToProto(t_, upd, pn->add_attr());
-      } else {
-        attrToProto(t_, a, pn->add_attr());
-      }
-      done.insert(name);
-    }
-    for (const auto& [name, a] : canon) {
-      if (done.count(name) != 0) continue;
-      attrToProto(s, a, pn->add_attr());
-      synth_ += name + ",";
-    }
-    if (n.comm >= 0) {
-      chakra::setString(pn->add_attr(), chakra::kEtbComm,
-                        chakra::commToJson(t_, t_.comms[static_cast<size_t>(n.comm)]));
-    }
-  }
-
-  template <typename Add>
-  void commAttrs(const CommInfo& c, int type, Add& add) {
-    Trace& s = scratch_;
-    uint64_t bytes = c.bytes;
-    if (bytes == 0) bytes = std::max(c.in_elems, c.out_elems) * static_cast<uint64_t>(dtypeSize(c.dtype));
-    if (type == pb::COMM_COLL_NODE) add("comm_type", makeInt(s, chakra::chakraCommType(c.type)), "int64");
-    add("comm_size", makeInt(s, static_cast<int64_t>(bytes)), "int64");
-    std::string pg(t_.str(c.pg_name));
-    if (pg.empty() && c.pg >= 0 && static_cast<size_t>(c.pg) < t_.process_groups.size()) {
-      pg = t_.process_groups[static_cast<size_t>(c.pg)].name;
-    }
-    if (!pg.empty()) add("pg_name", makeString(s, pg), "string");
-    if (type == pb::COMM_COLL_NODE) return;
-    // Upstream leaves peers out and ASTRA-sim then talks to itself.
-    const int64_t self = std::max<int64_t>(t_.rank, 0);
-    const bool send = type == pb::COMM_SEND_NODE;
-    add("comm_src", makeInt(s, send ? self : c.peer), "int32");
-    add("comm_dst", makeInt(s, send ? c.peer : self), "int32");
-    add("comm_tag", makeInt(s, 0), "int32");
-  }
-
-  static bool isRawIo(const std::string& name) {
-    for (const auto& io : chakra::kRawIo) {
-      for (const char* p : io) {
-        if (name == p) return true;
-      }
-    }
-    return false;
   }
 
   void io(const Node& n, pb::Node* pn) {
@@ -296,12 +194,13 @@ class NodeWriter {
   }
 
   const Trace& t_;
-  const DepPlan& plan_;
-  Trace scratch_;
+  const chakra::Schedule& sched_;
+  chakra::NodeAttrWriter attrs_;
+  ChakraWriteReport* report_;
   std::string synth_;
 };
 
-void checkWritable(const Trace& t, const DepPlan& plan, const std::string& where) {
+void checkWritable(const Trace& t, const chakra::Schedule& sched, const std::string& where) {
   std::vector<NodeId> ids;
   std::vector<std::vector<NodeId>> deps(t.nodes.size());
   for (size_t i = 0; i < t.nodes.size(); ++i) {
@@ -311,32 +210,66 @@ void checkWritable(const Trace& t, const DepPlan& plan, const std::string& where
       ETB_INPUT_ERROR(loc, "node ids must be unique and sorted to write Chakra (call finalize())");
     }
     ids.push_back(n.id);
-    deps[i] = plan.data(i);
-    if (n.parent != 0 && plan.valid(n, n.parent)) deps[i].push_back(n.parent);
+    deps[i] = sched.data[i];
+    if (sched.ctrl[i]) deps[i].push_back(n.parent);
   }
   if (const auto bad = chakra::findCycle(ids, deps)) {
     SourceLoc loc{where, 0, *bad, ""};
     ETB_INPUT_ERROR(loc, "dependency cycle through this node; cannot write Chakra");
   }
 }
+
+void writeKernel(const Trace& t, const chakra::KernelNode& k, pb::Node* pn, ChakraWriteReport* report) {
+  const KernelEvent& e = t.kernels[k.kernel];
+  pn->Clear();
+  pn->set_id(k.id);
+  pn->set_name(std::string(t.str(e.name)));
+  pn->set_type(pb::COMP_NODE);
+  for (NodeId d : k.data) pn->add_data_deps(d);
+  if (k.micros > 0) pn->set_duration_micros(static_cast<uint64_t>(k.micros));
+  chakra::setBool(pn->add_attr(), "is_cpu_op", false);
+  chakra::setInt64(pn->add_attr(), "stream", e.stream);
+  chakra::setBool(pn->add_attr(), chakra::kEtbKernelNode, true);
+  if (report == nullptr) return;
+  ++report->nodes;
+  ++report->gpu_kernels;
+  report->timed_nodes += k.micros > 0 ? 1 : 0;
+  report->data_deps += k.data.size();
+}
+
+// Group ids from this trace alone, when the caller has no set-wide map.
+std::map<std::string, std::string> ownPgIds(const Trace& t) {
+  std::vector<std::string> keys;
+  for (const CommInfo& c : t.comms) keys.push_back(chakra::pgKey(t, c));
+  return chakra::assignPgIds(keys);
+}
 }  // namespace
 
-std::string writeChakraBytes(const Trace& trace) {
-  const DepPlan plan(trace);
-  checkWritable(trace, plan, trace.path);
+std::string writeChakraBytes(const Trace& trace, const ChakraWriteOptions& options,
+                             ChakraWriteReport* report) {
+  const chakra::Schedule sched = chakra::planSchedule(trace);
+  checkWritable(trace, sched, trace.path);
+  ChakraWriteOptions own;
+  if (options.pg_ids.empty()) own.pg_ids = ownPgIds(trace);
+  const ChakraWriteOptions& opts = options.pg_ids.empty() ? own : options;
   std::string out;
-  writeMetadata(trace, plan.sched(), &out);
-  NodeWriter writer(trace, plan);
+  writeMetadata(trace, sched.synthesized, &out);
+  NodeWriter writer(trace, sched, opts, report);
   pb::Node pn;
   for (size_t i = 0; i < trace.nodes.size(); ++i) {
     writer.write(i, &pn);
     appendFramed(&out, pn);
   }
+  for (const chakra::KernelNode& k : sched.kernels) {
+    writeKernel(trace, k, &pn, report);
+    appendFramed(&out, pn);
+  }
   return out;
 }
 
-void writeChakra(const Trace& trace, const std::string& path) {
-  writeFileMaybeGzip(path, writeChakraBytes(trace));
+void writeChakra(const Trace& trace, const std::string& path, const ChakraWriteOptions& options,
+                 ChakraWriteReport* report) {
+  writeFileMaybeGzip(path, writeChakraBytes(trace, options, report));
 }
 
 }  // namespace etb::trace

@@ -154,6 +154,40 @@ Choice choose(const Trace& trace, const std::vector<Event>& events,
   return best;
 }
 
+// The shift from the profiler's ids to the trace's rf_ids under which the
+// most linked names agree. 0 for a consistent pair; a torch 1.13 profiler
+// file written from prof.events() next to a DDP ET is off by the handles
+// the process-group setup took. Searched only when under half agree at 0,
+// and taken only when at least 80% of the names agree under it.
+int64_t idShift(const Trace& trace, const std::vector<Event>& events,
+                const std::unordered_map<uint64_t, uint32_t>& by_rf, const Choice& c) {
+  auto agree = [&](int64_t shift) {
+    size_t n = 0, total = 0;
+    for (const Event& ev : events) {
+      const int64_t id = c.use_rf ? ev.rf : ev.ext;
+      if (ev.cat != Cat::kHost || ev.pid != c.pid || id <= 0 || id + shift <= 0) continue;
+      const int64_t key = id + shift;
+      const auto it = by_rf.find(static_cast<uint64_t>(key));
+      if (it == by_rf.end()) continue;
+      ++total;
+      n += trace.name(trace.nodes[it->second]) == ev.name ? 1 : 0;
+    }
+    return std::make_pair(n, total);
+  };
+  const auto [at_zero, total] = agree(0);
+  // Only Record function ids (one counter in both files) shift as a block;
+  // names legitimately differ under the older External id convention.
+  if (!c.use_rf || total == 0 || 2 * at_zero >= total) return 0;
+  int64_t best = 0;
+  size_t best_n = at_zero;
+  for (int64_t shift = -64; shift <= 64; ++shift) {
+    const auto [n, matched] = agree(shift);
+    // a real shift makes nearly every matched name agree
+    if (n > best_n && 5 * n >= 4 * matched) best = shift, best_n = n;
+  }
+  return best;
+}
+
 // Host ops linked to nodes, per thread, sorted by start: the launch's
 // enclosing op is found by time when its External id does not name the op
 // (mid-2023 traces give runtime events their own External id).
@@ -224,17 +258,19 @@ void timeIterations(Trace& trace, const std::vector<Event>& events, int64_t pid)
       steps.emplace(ev.name, &ev);
     }
   }
+  // The profiler's own ProfilerStep event of the same name first: it is the
+  // step whatever the ids say; the marker's linked time otherwise.
   for (Iteration& it : trace.iterations) {
-    const Node* marker = trace.find(it.marker);
-    if (marker != nullptr && marker->dur_us >= 0) {
-      it.start_us = marker->start_us;
-      it.dur_us = marker->dur_us;
-      continue;
-    }
     const auto s = steps.find(it.name);
     if (s != steps.end()) {
       it.start_us = s->second->ts;
       it.dur_us = s->second->dur;
+      continue;
+    }
+    const Node* marker = trace.find(it.marker);
+    if (marker != nullptr && marker->dur_us >= 0) {
+      it.start_us = marker->start_us;
+      it.dur_us = marker->dur_us;
     }
   }
 }
@@ -253,6 +289,7 @@ LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name
     if (trace.nodes[i].rf_id != 0) by_rf.emplace(trace.nodes[i].rf_id, i);
   }
   const Choice choice = choose(trace, events, by_rf);
+  const int64_t shift = idShift(trace, events, by_rf, choice);
   LinkStats stats;
   stats.key = std::string(choice.use_rf ? kRfKey : kExtKey);
   std::unordered_map<int64_t, uint32_t> node_by_ext;
@@ -260,10 +297,16 @@ LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name
   Enclosing enclosing;
   for (const Event& ev : events) {
     if (ev.cat != Cat::kHost || ev.pid != choice.pid) continue;
-    const int64_t key = choice.use_rf ? ev.rf : ev.ext;
+    const int64_t id = choice.use_rf ? ev.rf : ev.ext;
+    const int64_t key = id > 0 ? id + shift : 0;
     const auto n = key > 0 ? by_rf.find(static_cast<uint64_t>(key)) : by_rf.end();
-    if (n == by_rf.end() || !linked.insert(n->second).second) continue;
+    if (n == by_rf.end()) continue;
+    // Ids that needed a shift are not trusted alone: the names must agree.
+    if (shift != 0 && trace.name(trace.nodes[n->second]) != ev.name) continue;
+    if (!linked.insert(n->second).second) continue;
     Node& node = trace.nodes[n->second];
+    // Same ids, other names: most likely a profile of another run.
+    stats.name_mismatches += ev.name != trace.name(node) ? 1 : 0;
     node.start_us = ev.ts;
     node.dur_us = ev.dur;
     if (ev.ext >= 0) node_by_ext.emplace(ev.ext, n->second);

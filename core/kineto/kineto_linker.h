@@ -12,6 +12,7 @@ struct LinkStats {
   size_t linked_operators = 0;  // of those, given a duration
   size_t linked_nodes = 0;      // any node given a duration
   size_t kernels = 0;           // GPU kernels attached
+  size_t name_mismatches = 0;   // linked nodes whose event has another name
   std::string key;              // "Record function id" or "External id"
 };
 

@@ -196,9 +196,38 @@ std::vector<std::vector<uint32_t>> Trace::children() const {
   return out;  // nodes are sorted, so each child list is sorted by id
 }
 
+namespace {
+// Stable sort by id through a permutation: 12 bytes per node of scratch and
+// one move per node, where std::stable_sort on the nodes themselves copies
+// them through a buffer half as large as `nodes`, pass after pass.
+void sortById(std::vector<Node>& nodes) {
+  const auto by_id = [](const Node& a, const Node& b) { return a.id < b.id; };
+  if (std::is_sorted(nodes.begin(), nodes.end(), by_id)) return;
+  std::vector<std::pair<NodeId, uint32_t>> order(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) order[i] = {nodes[i].id, static_cast<uint32_t>(i)};
+  std::sort(order.begin(), order.end());  // ties keep file order: stable
+  // Node i goes to where order says; follow each cycle once.
+  std::vector<uint32_t> from(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) from[i] = order[i].second;
+  order = {};
+  for (size_t start = 0; start < from.size(); ++start) {
+    if (from[start] == start) continue;
+    Node held = std::move(nodes[start]);
+    size_t at = start;
+    while (from[at] != start) {
+      const size_t next = from[at];
+      nodes[at] = std::move(nodes[next]);
+      from[at] = static_cast<uint32_t>(at);
+      at = next;
+    }
+    nodes[at] = std::move(held);
+    from[at] = static_cast<uint32_t>(at);
+  }
+}
+}  // namespace
+
 void Trace::finalize() {
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](const Node& a, const Node& b) { return a.id < b.id; });
+  sortById(nodes);
   // Keep iterations a reader already set (Chakra has no markers).
   std::vector<const Node*> markers;
   for (const Node& n : nodes) {

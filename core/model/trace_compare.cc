@@ -63,10 +63,19 @@ class Differ {
     eq(w, "tid", x.tid, y.tid);
     eq(w, "fw_tid", x.fw_tid, y.fw_tid);
     eq(w, "op_schema", std::string(a_.str(x.op_schema)), std::string(b_.str(y.op_schema)));
+    eq(w, "chakra_type", static_cast<int>(x.chakra_type), static_cast<int>(y.chakra_type));
+    timing(w, "start_us", x.start_us, y.start_us);
+    timing(w, "dur_us", x.dur_us, y.dur_us);
+    timing(w, "gpu_dur_us", x.gpu_dur_us, y.gpu_dur_us);
     values(w + ": input", x.inputs, y.inputs);
     values(w + ": output", x.outputs, y.outputs);
     if (o_.attrs) attrs(w, x, y);
     if (o_.comms) comm(w, x, y);
+  }
+
+  // Times are written as recorded; NaN (never expected) equals NaN.
+  void timing(const std::string& w, const char* what, double x, double y) {
+    if (!(x == y || (std::isnan(x) && std::isnan(y)))) add(w, what, " ", x, " vs ", y);
   }
 
   void values(const std::string& w, const std::vector<Value>& x, const std::vector<Value>& y) {
@@ -147,6 +156,8 @@ class Differ {
     eq(cw, "out_splits", list(p.out_splits), list(q.out_splits));
     eq(cw, "root", p.root, q.root);
     eq(cw, "peer", p.peer, q.peer);
+    eq(cw, "bytes", p.bytes, q.bytes);
+    eq(cw, "reduce_op", static_cast<int>(p.reduce_op), static_cast<int>(q.reduce_op));
   }
 
   void groups() {

@@ -19,9 +19,9 @@ struct DiffOptions {
   size_t max_diffs = 20;    // stop listing after this many
 };
 
-// "" when `a` and `b` hold the same nodes (ids, names, kinds, parents,
-// record-function fields, values with their tensors, attrs), comms, process
-// groups and iterations; otherwise one line per difference, e.g.
+// "" when `a` and `b` hold the same nodes (ids, names, kinds, Chakra node
+// types, parents, record-function fields, times, values with their tensors,
+// attrs), comms (with bytes and reduce op), process groups and iterations; otherwise one line per difference, e.g.
 // "node 42: input 1: tensor numel 16 vs 32". Strings are compared by text,
 // so the two traces may intern differently. Schema, path and repairs are
 // not compared.

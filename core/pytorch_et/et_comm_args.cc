@@ -280,6 +280,12 @@ bool commFromC10dOp(Trace& t, const Node& n, CommInfo* out) {
     c.pg_name = t.strings.intern(t.process_groups[0].name);
   }
   if (c.dtype == DType::kUnknown && outv != nullptr) c.dtype = firstDType(t, *outv);
+  // An op returning a Work was posted asynchronously (torch 1.13's DDP buckets):
+  // the trace records no wait, so the replay completes it before the first op
+  // that reads its tensors, or at the end of the iteration.
+  const std::string_view schema = t.str(n.op_schema);
+  const size_t ret = schema.rfind("->");
+  c.is_async = ret != std::string_view::npos && schema.find("c10d.Work", ret) != std::string_view::npos;
   c.bytes = messageBytes(c);
   *out = std::move(c);
   return true;

@@ -49,14 +49,29 @@ void checkGraph(Trace& t, const ReadOptions& options) {
   for (const Node& n : t.nodes) {
     if (isThreadRoot(t.name(n))) thread_root.emplace(n.tid, n.id);
   }
-  for (Node& n : t.nodes) {
-    if (n.parent == 0 || n.parent == n.id || t.find(n.parent) != nullptr) continue;
+  // Each parent's index, found once: siblings share a parent and a first
+  // child follows it, so the previous answers usually hit before a search.
+  const size_t none = t.nodes.size();
+  std::vector<size_t> parent_at(t.nodes.size(), none);
+  size_t last = none;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    Node& n = t.nodes[i];
+    if (n.parent == 0 || n.parent == n.id) continue;
+    if (last != none && t.nodes[last].id == n.parent) {
+      parent_at[i] = last;
+    } else if (i > 0 && t.nodes[i - 1].id == n.parent) {
+      parent_at[i] = last = i - 1;
+    } else if ((parent_at[i] = t.indexOf(n.parent)) != none) {
+      last = parent_at[i];
+    }
+    if (parent_at[i] != none) continue;
     auto it = thread_root.find(n.tid);
     const NodeId to = it != thread_root.end() && it->second != n.id ? it->second : 0;
     repairOrThrow(t, options, n.id,
                   "parent " + std::to_string(n.parent) + " was never written; reparented to " +
                       (to != 0 ? "thread root " + std::to_string(to) : std::string("none")));
     n.parent = to;
+    if (to != 0) parent_at[i] = t.indexOf(to);
   }
   // Cycles: walk each unvisited chain upwards; meeting a node of the current
   // walk again is a cycle.
@@ -68,8 +83,7 @@ void checkGraph(Trace& t, const ReadOptions& options) {
     while (i < t.nodes.size() && state[i] == 0) {
       state[i] = 1;
       walk.push_back(i);
-      const Node& n = t.nodes[i];
-      i = (n.parent == 0 || n.parent == n.id) ? t.nodes.size() : t.indexOf(n.parent);
+      i = parent_at[i];
     }
     if (i < t.nodes.size() && state[i] == 1) {
       loc.node_id = t.nodes[i].id;

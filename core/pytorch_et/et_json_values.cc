@@ -79,7 +79,7 @@ const std::vector<StrId>& ValueDecoder::elementTypes(StrId type) {
   auto it = elem_types_.find(type);
   if (it != elem_types_.end()) return it->second;
   std::vector<StrId> ids;
-  for (std::string_view s : splitElementTypes(t_.str(type))) ids.push_back(t_.strings.intern(s));
+  for (std::string_view s : splitElementTypes(sink_.view(type))) ids.push_back(sink_.str(s));
   return elem_types_.emplace(type, std::move(ids)).first->second;
 }
 
@@ -93,16 +93,16 @@ ListId ValueDecoder::internInts(const Elem* e, bool* ok) {
     scratch_.push_back(static_cast<int64_t>(asU64(x)));
   }
   *ok = true;
-  return t_.lists.intern(scratch_);
+  return sink_.list(scratch_);
 }
 
 void ValueDecoder::decodeArgs(NodeId node, dom::element values, const Elem* shapes,
                               const Elem* types, const Elem* strides,
                               std::vector<Value>* out) {
   if (!ids_ready_) {
-    double_ = t_.strings.intern("Double");
-    device_ = t_.strings.intern("Device");
-    string_ = t_.strings.intern("String");
+    double_ = sink_.str("Double");
+    device_ = sink_.str("Device");
+    string_ = sink_.str("String");
     ids_ready_ = true;
   }
   node_ = node;
@@ -117,7 +117,7 @@ void ValueDecoder::decodeArgs(NodeId node, dom::element values, const Elem* shap
     const Elem* stride = stride_it.next();
     StrId type_id = 0;
     if (type != nullptr && type->is_string()) {
-      type_id = t_.strings.intern(type->get_string().value_unsafe());
+      type_id = sink_.str(type->get_string().value_unsafe());
     }
     // Triton nodes record fewer strides than values: a missing entry reads
     // as "not recorded".
@@ -164,7 +164,7 @@ Value ValueDecoder::decode(Elem v, const Elem* shape, const Elem* stride, StrId 
 
 Value ValueDecoder::decodeArray(dom::array a, const Elem* shape, const Elem* stride,
                                 StrId type) {
-  const std::string_view ts = t_.str(type);
+  const std::string_view ts = sink_.view(type);
   if (ts.rfind("Tensor", 0) == 0) return decodeTensor(a, shape, stride, type);
   Value out;
   out.kind = ts.rfind("Tuple[", 0) == 0 ? ValueKind::kTuple : ValueKind::kList;
@@ -205,9 +205,9 @@ Value ValueDecoder::decodeTensor(dom::array a, const Elem* shape, const Elem* st
   r.offset = f[2];
   r.numel = f[3];
   r.itemsize = static_cast<uint32_t>(f[4]);
-  r.dtype = dtypeOfTensorType(t_.str(type));
+  r.dtype = dtypeOfTensorType(sink_.view(type));
   r.has_device = n == 6;
-  if (r.has_device) r.device = t_.strings.intern(device);
+  if (r.has_device) r.device = sink_.str(device);
   bool ok = false;
   r.shape = internInts(shape, &ok);
   if (stride != nullptr) {
@@ -220,8 +220,7 @@ Value ValueDecoder::decodeTensor(dom::array a, const Elem* shape, const Elem* st
   Value out;
   out.kind = ValueKind::kTensor;
   out.type = type;
-  out.tensor = static_cast<uint32_t>(t_.tensors.size());
-  t_.tensors.push_back(r);
+  out.tensor = sink_.tensor(r);
   return out;
 }
 
@@ -242,7 +241,7 @@ Value ValueDecoder::decodeString(std::string_view s, StrId type) {
       out.d = std::strtod(copy.c_str(), &end);
       if (end == copy.c_str() || *end != '\0') {
         out.kind = ValueKind::kString;
-        out.s = t_.strings.intern(s);
+        out.s = sink_.str(s);
       }
     }
     return out;
@@ -251,13 +250,13 @@ Value ValueDecoder::decodeString(std::string_view s, StrId type) {
     out.kind = ValueKind::kNone;
   } else if (type == device_) {
     out.kind = ValueKind::kDevice;
-    out.s = t_.strings.intern(s);
+    out.s = sink_.str(s);
   } else if (type != string_ && s.size() >= 2 && s.front() == '<' && s.back() == '>') {
     out.kind = ValueKind::kOpaque;
-    out.s = t_.strings.intern(s);
+    out.s = sink_.str(s);
   } else {
     out.kind = ValueKind::kString;
-    out.s = t_.strings.intern(s);
+    out.s = sink_.str(s);
   }
   return out;
 }
@@ -274,11 +273,11 @@ Value ValueDecoder::decodeAttrValue(dom::element v, StrId type) {
     }
     case element_type::OBJECT:  // not written by any observer; kept as text
       out.kind = ValueKind::kString;
-      out.s = t_.strings.intern(simdjson::minify(v));
+      out.s = sink_.str(simdjson::minify(v));
       break;
     case element_type::STRING:
       out.kind = ValueKind::kString;
-      out.s = t_.strings.intern(v.get_string().value_unsafe());
+      out.s = sink_.str(v.get_string().value_unsafe());
       break;
     case element_type::INT64:
     case element_type::UINT64:

@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "core/model/trace.h"
+#include "core/pytorch_et/et_json_sink.h"
 
 namespace etb::trace::detail {
 
 class ValueDecoder {
  public:
-  ValueDecoder(Trace& trace, const std::string& file) : t_(trace), file_(file) {}
+  ValueDecoder(NodeSink& sink, const std::string& file) : sink_(sink), file_(file) {}
 
   // Decodes one argument list. `shapes`, `types` and `strides` may be
   // null; null `strides` means "not recorded" (schemas before 1.1.1).
@@ -43,7 +44,7 @@ class ValueDecoder {
   const std::vector<StrId>& elementTypes(StrId type);
   [[noreturn]] void fail(const std::string& what);
 
-  Trace& t_;
+  NodeSink& sink_;
   const std::string& file_;
   NodeId node_ = 0;
   size_t arg_ = 0;

@@ -49,6 +49,9 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int worldSize() const = 0;
   virtual std::string backendName() const = 0;
+  // The communication library's own version line ("Open MPI v4.1.4, ..."),
+  // "" for backends without one. Recorded in hardware profiles.
+  virtual std::string libraryVersion() const { return ""; }
 
   // Called once per trace before replay: creates sub-communicators for the
   // trace's process groups and checks that all ranks agree on the sequence
@@ -84,11 +87,30 @@ struct CommOptions {
   std::string device = "cpu";  // "cuda..." selects NCCL when built in
   double timeout_s = 0;        // bound on any one collective; 0 = none
   bool force_local = false;    // ignore MPI even when launched by mpirun
+  // "mpi", "gloo" or "nccl"; "" = NCCL for CUDA when built in, else MPI
+  // (et_replay fills it from the trace with pickCommBackend).
+  std::string backend;
 };
 
-// The communicator for this process: MPI when launched by mpirun with more
-// than one rank (NCCL for CUDA tensors when built in), else local.
+// The communicator for this process: `options.backend` (on top of MPI) when
+// launched by mpirun with more than one rank, else local.
 std::unique_ptr<Communicator> makeCommunicator(const CommOptions& options);
+
+// True when this build has the backend ("mpi", "gloo", "nccl").
+bool commBackendBuilt(const std::string& name);
+// Throws InputError (naming --comm) for an unknown backend, one this build
+// lacks, or nccl without a CUDA device.
+void checkCommBackend(const CommOptions& options);
+// The backend to replay `trace` on: options.backend when set; else the one
+// its process groups recorded (e.g. "cpu:gloo") when this build has it; else
+// NCCL for CUDA when built in, else MPI.
+std::string pickCommBackend(const trace::Trace& trace, const CommOptions& options);
+// `control` (MPI, or local for one rank) moved onto `backend`: gloo and NCCL
+// run on top of it; a one-rank world stays local. When setting up gloo
+// fails, `control` is left as it was (the caller can still abort the job).
+std::unique_ptr<Communicator> switchCommBackend(std::unique_ptr<Communicator>& control,
+                                                const std::string& backend,
+                                                const CommOptions& options);
 
 // A world of one rank: every call completes immediately and is counted.
 // Used for single-rank replay and whenever MPI is not initialised.

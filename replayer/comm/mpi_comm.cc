@@ -108,6 +108,13 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int worldSize() const override { return world_; }
   std::string backendName() const override { return "mpi"; }
+  std::string libraryVersion() const override {
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    int len = 0;
+    MPI_Get_library_version(text, &len);
+    const std::string all(text, static_cast<size_t>(len));
+    return all.substr(0, all.find_first_of(",\n"));
+  }
 
   void prepare(const trace::Trace& trace) override {
     freeGroups();

@@ -212,6 +212,8 @@ TEST(EtJsonFleet, Gloo113DdpGetsCollectivesFromC10dOps) {
     EXPECT_EQ(c.dtype, DType::kFloat);
     EXPECT_GT(c.in_elems, 0u);
     EXPECT_EQ(c.pg, 0);
+    // allreduce_ returns a c10d.Work: posted async, waited by the reducer
+    EXPECT_TRUE(c.is_async);
   }
   for (const Node& n : t.nodes) {
     if (n.comm >= 0) {

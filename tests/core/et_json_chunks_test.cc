@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 //
-// The ET JSON reader parses "nodes" in chunks and falls back to one DOM of
-// the whole document for anything unusual. A top-level key with an escape
-// forces that fallback, so each case here is read both ways and must come
-// out the same: equal traces, or the same error message.
+// The ET JSON reader streams "nodes" in chunks and falls back to one DOM of
+// the whole document for anything unusual. Each case here is read both ways
+// (readEtJsonText, and the whole-document read alone) and must come out the
+// same: equal traces, or the same error message.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/base/error.h"
 #include "core/pytorch_et/et_json_reader.h"
+#include "core/pytorch_et/et_json_stream.h"
 #include "core/base/file_io.h"
 #include "core/model/trace_compare.h"
 #include "tests/test_util.h"
@@ -17,18 +18,10 @@
 namespace etb::trace {
 namespace {
 
-// The same document with an ignored top-level key the chunk scan refuses.
-std::string wholeDocument(const std::string& text) {
-  const size_t brace = text.find('{');
-  std::string out = text;
-  if (brace != std::string::npos) out.insert(brace + 1, "\"\\u0078\": 0, ");
-  return out;
-}
-
-// "ok" plus the trace, or the error text with the file name taken out.
-std::string outcome(const std::string& text, const std::string& name, Trace* t) {
+// "ok" plus the trace, or the error text.
+std::string outcome(const std::string& text, const std::string& name, bool whole, Trace* t) {
   try {
-    *t = readEtJsonText(text, name);
+    *t = whole ? detail::readWhole(text, name, {}) : readEtJsonText(text, name);
     return "ok";
   } catch (const InputError& e) {
     return e.what();
@@ -37,8 +30,8 @@ std::string outcome(const std::string& text, const std::string& name, Trace* t) 
 
 void expectSameBothWays(const std::string& text) {
   Trace chunked, whole;
-  const std::string a = outcome(text, "doc", &chunked);
-  const std::string b = outcome(wholeDocument(text), "doc", &whole);
+  const std::string a = outcome(text, "doc", false, &chunked);
+  const std::string b = outcome(text, "doc", true, &whole);
   EXPECT_EQ(a, b);
   if (a == "ok" && b == "ok") {
     EXPECT_EQ(chunked.nodes.size(), whole.nodes.size());
@@ -103,7 +96,9 @@ TEST(EtJsonChunks, OddTopLevelsReadTheSameBothWays) {
         "{\"schema\": \"1.0.1\", \"nodes\": [" + nodes + "], \"nodes\": []}",
         "{\"schema\": \"1.0.1\", \"x\": [1, {\"a\": \"}\"}], \"nodes\": [" + nodes + "]} ",
         "{\"schema\": \"2.0.0\", \"nodes\": [" + nodes + "]}", "{\"schema\": \"1.0.1\", \"nodes\": [" + nodes,
-        "{\"schema\": \"1.0.1\", \"nodes\": [" + nodes + "]} {}"}) {
+        "{\"schema\": \"1.0.1\", \"nodes\": [" + nodes + "]} {}",
+        "{\"schema\": \"1.0.1\", \"node\\u0073\": [" + nodes + "]}",
+        "{\"schema\": \"1.0.1\", \"nodes\": [" + nodes + "], \"x\": {\"nodes\": [1]}}"}) {
     SCOPED_TRACE(text.substr(0, 60));
     expectSameBothWays(text);
   }

@@ -144,5 +144,40 @@ TEST(KinetoLinker, OversizedIdsMatchNothing) {
   EXPECT_LT(t.nodes[0].dur_us, 0);
 }
 
+// Profiler ids 5 below the trace's rf_ids (our torch 1.13 DDP recordings):
+// the events whose ids collide with other nodes must not link there; the
+// shift that makes the names agree is found, and the step's time is the
+// profiler's ProfilerStep event.
+TEST(KinetoLinker, ShiftedIdsLinkByNameAndTheStepIsTheProfilerStep) {
+  Trace t;
+  const char* names[] = {"ProfilerStep#1", "aten::mm", "aten::relu", "aten::sum", "aten::zero_"};
+  for (NodeId i = 0; i < 5; ++i) {
+    Node n;
+    n.id = 100 + i;
+    n.kind = i == 0 ? NodeKind::kMarker : NodeKind::kOperator;
+    n.rf_id = 9 + i;  // events carry 4 + i
+    n.name = t.strings.intern(names[i]);
+    t.nodes.push_back(n);
+  }
+  Iteration it;
+  it.marker = 100;
+  it.name = "ProfilerStep#1";
+  t.iterations.push_back(it);
+  std::string events;
+  for (int i = 0; i < 5; ++i) {
+    events += std::string(i ? "," : "") + R"({"ph": "X", "cat": "cpu_op", "name": ")" + names[i] +
+              R"(", "pid": 1, "tid": 1, "ts": )" + std::to_string(10 * i) + R"(, "dur": )" +
+              std::to_string(i == 0 ? 500 : i + 1) + R"(, "args": {"Record function id": )" +
+              std::to_string(4 + i) + "}}";
+  }
+  // ids 9..12 exist in the profiler too, under other names (as in the real files)
+  events += R"(, {"ph": "X", "cat": "cpu_op", "name": "Optimizer.zero_grad", "pid": 1, "tid": 1,
+               "ts": 60, "dur": 0.9, "args": {"Record function id": 9}})";
+  linkKinetoText(t, "{\"traceEvents\": [" + events + "]}", "shifted.json");
+  ASSERT_EQ(t.iterations.size(), 1u);
+  EXPECT_EQ(t.iterations[0].dur_us, 500);
+  for (size_t i = 1; i < 5; ++i) EXPECT_EQ(t.nodes[i].dur_us, static_cast<double>(i + 1)) << names[i];
+}
+
 }  // namespace
 }  // namespace etb::trace

@@ -5,6 +5,8 @@
 // every element is checked, not only timed.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "tests/mpi/mpi_test_util.h"
 
 namespace etb::test {
@@ -236,6 +238,13 @@ TEST(Collectives, StatsFollowNcclTestsDefinitions) {
   EXPECT_EQ(coll[0].count, 2u);
   EXPECT_NEAR(coll[0].algbw_gbps, coll[0].bytes / (coll[0].time_us * 1e3), 1e-9);
   EXPECT_NEAR(coll[0].busbw_gbps, coll[0].algbw_gbps * 2.0 * (c.n - 1) / c.n, 1e-9);
+}
+
+// The suite runs once per backend (ETB_TEST_COMM): a backend that silently
+// fell back to MPI would pass everything else without being tested.
+TEST(Collectives, RunsOnTheRequestedBackend) {
+  const char* want = std::getenv("ETB_TEST_COMM");
+  EXPECT_EQ(testComm().backendName(), want ? want : "mpi");
 }
 
 TEST(Collectives, GatherToRootCollectsEveryRankInOrder) {

@@ -9,7 +9,16 @@
 #   groups    4 ranks (TRACE a folder), collectives in two sub-groups {0,2} {1,3}
 #   world     2 per-rank traces for a 3-rank job: clear error
 #   preflight ddp2 with rank 1's first collective removed: pre-flight names it
-#   kill      kill -9 one rank mid-replay: whole job ends non-zero within 30 s
+#   throw     rank 1 hits an input error mid-replay while rank 0 waits for it:
+#             etbench's abort path ends the job, naming rank, host and node
+#   stall     rank 1 never arrives at rank 0's all_reduce: the --comm-timeout
+#             watchdog ends the job, naming the node, inside its time bound
+# (A rank killed by a signal is left out on purpose: mpirun ends that job on
+# its own, so such a test would pass whatever etbench does.)
+#   gloo:SAMPLE:NP  fleet DDP sample on NP ranks with --comm gloo and per-rank --kineto
+#             'SAMPLE.rank%d.kineto.json.gz': backend gloo, every op and collective replayed,
+#             each rank's original equal to the ProfilerStep of its own profiler file
+#   kineto_missing  --kineto pattern without a file for rank 1: exit 2 naming that file
 set -u
 case_name=$1 et_replay=$2 src=$3
 py=$(command -v python3)
@@ -32,11 +41,22 @@ launch() {
 }
 
 # check_report JSON RANKS MIN_COMMS [GROUP_TYPE]: exit 0 already checked.
+# With $expect set (make_comm_et.py --expect), every rank's comm_bytes must be
+# exactly the bytes the generator wrote for it.
 check_report() {
-  "$py" - "$@" <<'EOF' || fail "report check"
-import json, sys
+  EXPECT=${expect:-} ITERS=${iters:-1} "$py" - "$@" <<'EOF' || fail "report check"
+import json, os, sys
 path, ranks, min_comms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 d = json.load(open(path))
+# One measured sample per requested --iters (ITERS), not what the code says it ran.
+want_iters = int(os.environ["ITERS"])
+samples = d["replay"]["iter_ms"]["samples"]
+assert len(samples) == want_iters, f"{len(samples)} iteration samples for --iters {want_iters}"
+if os.environ["EXPECT"]:
+    want = json.load(open(os.environ["EXPECT"]))["comm_bytes"]
+    got = [r["comm_bytes"] for r in sorted(d["ranks"], key=lambda r: r["rank"])]
+    print("comm bytes per rank:", got, "expected:", want)
+    assert got == want, f"comm_bytes {got} != generator's {want}"
 cov = d["coverage"]
 print("coverage:", {k: cov[k] for k in ("operators", "replayed", "comms", "comms_replayed")})
 assert cov["comms_replayed"] >= min_comms, f"only {cov['comms_replayed']} collectives replayed"
@@ -52,7 +72,47 @@ for want in sys.argv[4:]:
 EOF
 }
 
+# check_ranks_original JSON KINETO_PATTERN: ranks[r].original_ms is the ProfilerStep
+# duration read here from rank r's own profiler file.
+check_ranks_original() {
+  "$py" - "$@" <<'EOF' || fail "per-rank original check"
+import gzip, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["run"]["comm_backend"] == "gloo", d["run"]["comm_backend"]
+seen = []
+for r in d["ranks"]:
+    events = json.load(gzip.open(sys.argv[2].replace("%d", str(r["rank"]))))["traceEvents"]
+    step = [e for e in events if e.get("name", "").startswith("ProfilerStep#")]
+    assert len(step) == 1, f"rank {r['rank']}: {len(step)} ProfilerStep events"
+    want = step[0]["dur"] / 1e3
+    assert "original_ms" in r, f"rank {r['rank']} has no original_ms"
+    assert abs(r["original_ms"] - want) < 1e-3, f"rank {r['rank']}: {r['original_ms']} != {want}"
+    seen.append(r["original_ms"])
+assert len(set(seen)) == len(seen), f"ranks share one original: {seen}"
+cov = d["coverage"]
+assert cov["replayed"] == cov["operators"], f"ops {cov['replayed']}/{cov['operators']}"
+print("per-rank originals (ms):", seen)
+EOF
+}
+
 case "$case_name" in
+gloo:*)
+  IFS=: read -r _ sample np <<<"$case_name"
+  dir="$src/fleet_samples/$sample"
+  [ -f "$dir/$sample.meta.json" ] || fail "no sample $dir"
+  launch "$np" 240 "$dir/$sample.rank%d.et.json.gz" --comm gloo \
+    --kineto "$dir/$sample.rank%d.kineto.json.gz" "${run_flags[@]}" --report-json "$tmp/r.json"
+  [ "$rc" -eq 0 ] || fail "exit $rc"
+  check_report "$tmp/r.json" "$np" 1 all_reduce@0
+  check_ranks_original "$tmp/r.json" "$dir/$sample.rank%d.kineto.json.gz"
+  ;;
+kineto_missing)
+  cp "$src/fleet_samples/ddp2/ddp2.rank0.kineto.json.gz" "$tmp/k_0.json.gz"
+  launch 2 60 "$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --kineto "$tmp/k_%d.json.gz" \
+    "${run_flags[@]}"
+  [ "$rc" -eq 2 ] || fail "exit $rc, want 2"
+  grep -q "k_1.json.gz.*no file for rank 1" "$tmp/out" || fail "no message naming k_1.json.gz"
+  ;;
 ddp2)
   launch 2 120 "$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" "${run_flags[@]}" \
     --report-json "$tmp/r.json"
@@ -71,8 +131,11 @@ dlrm)
   ;;
 groups)
   # TRACE as a folder of per-rank files (groups.rank<R>.et.json).
-  "$py" "$src/tests/mpi/make_comm_et.py" groups "$tmp/traces" || fail "trace generator"
-  launch 4 120 "$tmp/traces" --device cpu --threads 1 --warmup 1 --iters 1 \
+  expect=$tmp/expect.json
+  "$py" "$src/tests/mpi/make_comm_et.py" groups "$tmp/traces" --expect "$expect" ||
+    fail "trace generator"
+  iters=3
+  launch 4 120 "$tmp/traces" --device cpu --threads 1 --warmup 1 --iters $iters \
     --report-json "$tmp/r.json"
   [ "$rc" -eq 0 ] || fail "exit $rc"
   # Rank 0 sits in the even group "1": its sub-group calls are reported there.
@@ -102,34 +165,39 @@ EOF
   grep -Eq 'pre-flight: process group "0" collective #0 differs: rank 0 has node [0-9]+ all_reduce.*rank 1 has node [0-9]+ all_reduce' \
     "$tmp/out" || fail "no pre-flight message naming group, index, ranks and op"
   ;;
-kill)
-  timeout -k 5 90 mpirun -np 2 --oversubscribe "$et_replay" \
-    "$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --device cpu --threads 1 --warmup 0 \
-    --iters 100000 >"$tmp/out" 2>&1 &
-  job=$!
-  # Wait until both ranks replay, then kill rank 1 (a child of mpirun).
-  for _ in $(seq 120); do
-    [ "$(grep -c 'replaying' "$tmp/out")" -ge 2 ] && break
-    sleep 0.5
-  done
-  sleep 2
-  mpirun_pid=$(pgrep -P "$job" -x mpirun || echo "$job")
-  victim=""
-  for p in $(pgrep -P "$mpirun_pid"); do
-    grep -qz '^OMPI_COMM_WORLD_RANK=1$' "/proc/$p/environ" 2>/dev/null && victim=$p
-  done
-  [ -n "$victim" ] || { kill -9 "$job"; cat "$tmp/out"; fail "rank 1 process not found"; }
-  echo "killing rank 1 (pid $victim)"
-  start=$(date +%s)
-  kill -9 "$victim"
-  wait "$job"
-  rc=$?
-  took=$(($(date +%s) - start))
-  tail -n 20 "$tmp/out"
-  echo "exit $rc, ${took}s after the kill"
-  [ "$rc" -ne 0 ] || fail "job exited 0 after a rank was killed"
-  [ "$took" -le 30 ] || fail "job took ${took}s to end"
-  grep -Eiq 'rank 1.*(signal 9|killed)|signal 9' "$tmp/out" || fail "no message about the killed rank"
+throw)
+  "$py" "$src/tests/mpi/make_comm_et.py" throw "$tmp/t" --expect "$tmp/e.json" || fail "generator"
+  node=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["failing_node"][1])' "$tmp/e.json")
+  start=$(date +%s.%N)
+  launch 2 60 "$tmp/t/throw.rank%d.et.json" "${run_flags[@]}"
+  took=$(echo "$(date +%s.%N) - $start" | bc)
+  echo "exit $rc after ${took}s"
+  [ "$rc" -ne 0 ] || fail "the job succeeded"
+  [ "$(echo "$took < 30" | bc)" -eq 1 ] || fail "took ${took}s (bound 30 s)"
+  # abortJob's line: "et_replay: r1@HOST: et_replay: error: FILE: node N ...".
+  grep -Eq "^et_replay: r1@[^:]+: et_replay: error: .*node $node\b.*peer 5 is not a member" \
+    "$tmp/out" || fail "no abort message naming rank 1, its host and node $node"
+  ;;
+stall)
+  "$py" "$src/tests/mpi/make_comm_et.py" stall "$tmp/t" --expect "$tmp/e.json" || fail "generator"
+  read -r n0 n1 < <("$py" -c 'import json,sys; print(*json.load(open(sys.argv[1]))["stuck_node"])' "$tmp/e.json")
+  limit=3
+  start=$(date +%s.%N)
+  launch 2 60 "$tmp/t/stall.rank%d.et.json" "${run_flags[@]}" --comm-timeout $limit
+  took=$(echo "$(date +%s.%N) - $start" | bc)
+  echo "exit $rc after ${took}s"
+  [ "$rc" -ne 0 ] || fail "the job succeeded"
+  # Startup (libtorch, trace) is most of the bound on a loaded 2-core box.
+  [ "$(echo "$took < 30" | bc)" -eq 1 ] || fail "took ${took}s (bound 30 s)"
+  # Either stuck rank's watchdog may fire first; each must name its own node.
+  line=$(grep -E "^et_replay: (r0@[^:]+: communication timeout: node $n0 \"record_param_comms\" all_reduce |r1@[^:]+: communication timeout: node $n1 \"record_param_comms\" recv )" \
+    "$tmp/out" | head -n1)
+  [ -n "$line" ] || fail "no watchdog message naming the stuck node ($n0 on rank 0, $n1 on rank 1)"
+  waited=$(echo "$line" | sed -nE 's/.* blocked for ([0-9.]+) s \(--comm-timeout.*/\1/p')
+  echo "watchdog waited ${waited}s for a ${limit}s limit"
+  # Polling at a quarter of the limit: it fires within [limit, 1.25 limit + slack).
+  [ -n "$waited" ] && [ "$(echo "$waited >= $limit && $waited < $limit * 1.25 + 1" | bc)" -eq 1 ] ||
+    fail "watchdog fired after ${waited}s, outside [$limit, $limit*1.25+1)"
   ;;
 *)
   fail "unknown case $case_name"

@@ -6,11 +6,19 @@ comm attrs, a `## process_group:init ##` node and a few aten ops between.
 
   make_comm_et.py groups OUTDIR   4 ranks: world all_reduce, then all_reduce
                                   and all_to_all in two groups {0,2} {1,3}
+  make_comm_et.py throw OUTDIR    2 ranks: rank 1 fails mid-replay (a send to
+                                  rank 5, outside the 2-rank world) while
+                                  rank 0 waits in a recv from it
+  make_comm_et.py stall OUTDIR    2 ranks: rank 1 waits in a recv nobody
+                                  sends while rank 0 waits in an all_reduce
   make_comm_et.py bench OUTDIR [--world N] [--mb 16 64] [--calls K]
                                   large all_reduce / all_to_all (benchmark)
 
-Files are OUTDIR/<kind>.rank<R>.et.json. Standard library only, so that the
-tests do not need torch.
+Files are OUTDIR/<kind>.rank<R>.et.json; with --expect FILE, FILE gets what
+the tests check (JSON): per rank the payload bytes of one iteration (nccl-tests
+sizes of every call, summed here from the sizes written) and the ids of the
+nodes a failure must name. Standard library only, so that the tests do not
+need torch.
 """
 import argparse
 import json
@@ -24,6 +32,8 @@ class Builder:
         self.rank, self.device = rank, device
         self.nodes, self.next_id, self.rf = [], 10, 3
         self.tensor_id = 1000
+        self.comm_bytes = 0
+        self.calls = {}  # bench: node id -> (collective, bytes)
         self._node(1, "[pytorch|profiler|execution_trace|process]", 1)
         self._node(2, "[pytorch|profiler|execution_trace|thread]", 1)
         self._node(3, "ProfilerStep#1", 2)
@@ -74,14 +84,18 @@ class Builder:
                    "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) "
                    "-> Tensor(a!)")
 
-    def comm(self, coll, numel, pg, start, stride, size, seq, out_numel=None, tensors=None):
+    def comm(self, coll, numel, pg, start, stride, size, seq, out_numel=None, tensors=None,
+             peer=None):
         """One record_param_comms node as c10d's gloo/nccl backends record it;
-        `tensors` = (in, out) reuses earlier buffers as a loop would."""
+        `tensors` = (in, out) reuses earlier buffers as a loop would; `peer`
+        (send/recv) goes where collectives record the caller's rank. Returns
+        the node id and adds the call's nccl-tests size to self.comm_bytes."""
         out_numel = numel if out_numel is None else out_numel
         t_in = tensors[0] if tensors else self.tensor(numel)
         t_out = tensors[1] if tensors else t_in if coll == "allreduce" else self.tensor(out_numel)
         name, desc = pg
-        ins = {"values": [[t_in], seq, [name, desc], self.rank, coll, [], [], start, stride, size],
+        rank_field = self.rank if peer is None else peer
+        ins = {"values": [[t_in], seq, [name, desc], rank_field, coll, [], [], start, stride, size],
                "shapes": [[[numel]], [], [[], []], [], [], [], [], [], [], []],
                "types": ["GenericList[Tensor(float)]", "Int", "Tuple[String,String]", "Int",
                          "String", "GenericList[]", "GenericList[]", "Int", "Int", "Int"]}
@@ -93,7 +107,11 @@ class Builder:
                  ("global_rank_start", "uint64", start), ("global_rank_stride", "uint64", stride),
                  ("pg_name", "string", name), ("pg_desc", "string", desc),
                  ("pg_size", "uint64", size)]
-        self._node(self.new_id(), "record_param_comms", 3, ins, outs, "", extra)
+        nid = self.new_id()
+        self._node(nid, "record_param_comms", 3, ins, outs, "", extra)
+        # all_reduce / all_to_all / send / recv: the message is numel floats.
+        self.comm_bytes += 4 * max(numel, out_numel)
+        return nid
 
     def write(self, path):
         doc = {"schema": "1.1.0-chakra.0.0.4", "pid": 1000 + self.rank,
@@ -119,6 +137,38 @@ def groups_trace(rank):
     return b
 
 
+def throw_trace(rank):
+    """A world all_reduce, then rank 0 receives from rank 1 while rank 1's
+    send names peer 5: an input error that only shows when rank 1 reaches
+    that node (the pre-flight compares collectives, not point-to-point)."""
+    world = ("0", "default_pg")
+    b = Builder(rank)
+    b.pg_init([("0", "default_pg", [], 2)])
+    b.mm(32)
+    b.comm("allreduce", 4096, world, 0, 1, 2, 1)
+    b.add_(4096)
+    failing = b.comm("recv" if rank == 0 else "send", 512, world, 0, 1, 2, 2,
+                     peer=1 if rank == 0 else 5)
+    b.comm("allreduce", 256, world, 0, 1, 2, 3)
+    return b, {"failing_node": failing}
+
+
+def stall_trace(rank):
+    """Same collectives on both ranks (the pre-flight passes), but rank 1
+    first waits in a recv from rank 0 that rank 0 never posts: rank 0 is
+    stuck in its second all_reduce, rank 1 in the recv."""
+    world = ("0", "default_pg")
+    b = Builder(rank)
+    b.pg_init([("0", "default_pg", [], 2)])
+    b.comm("allreduce", 4096, world, 0, 1, 2, 1)
+    b.mm(16)
+    stuck = None
+    if rank == 1:
+        stuck = b.comm("recv", 512, world, 0, 1, 2, 2, peer=0)
+    blocked = b.comm("allreduce", 256, world, 0, 1, 2, 3)
+    return b, {"stuck_node": stuck if rank == 1 else blocked}
+
+
 def bench_trace(rank, world, mbs, calls, reuse):
     """`calls` calls per size and type; with `reuse` they share one buffer
     (in-place all_reduce, send/recv pair for all_to_all) like a plain loop."""
@@ -132,24 +182,41 @@ def bench_trace(rank, world, mbs, calls, reuse):
             shared = (t_in, t_in if coll == "allreduce" else b.tensor(numel)) if reuse else None
             for _ in range(calls):
                 seq += 1
-                b.comm(coll, numel, ("0", "default_pg"), 0, 1, world, seq, tensors=shared)
+                nid = b.comm(coll, numel, ("0", "default_pg"), 0, 1, world, seq, tensors=shared)
+                b.calls[nid] = ("all_reduce" if coll == "allreduce" else coll, numel * 4)
     return b
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("kind", choices=["groups", "bench"])
+    p.add_argument("kind", choices=["groups", "throw", "stall", "bench"])
     p.add_argument("outdir")
     p.add_argument("--world", type=int, default=2)
     p.add_argument("--mb", type=float, nargs="+", default=[16, 64])
     p.add_argument("--calls", type=int, default=1, help="calls per size and type (bench)")
+    p.add_argument("--expect", help="write the expected per-rank bytes and node ids here")
     p.add_argument("--reuse", action="store_true", help="bench: calls of a size share buffers")
     a = p.parse_args()
     os.makedirs(a.outdir, exist_ok=True)
-    world = 4 if a.kind == "groups" else a.world
+    world = {"groups": 4, "throw": 2, "stall": 2}.get(a.kind, a.world)
+    expect = {"comm_bytes": []}
     for r in range(world):
-        b = groups_trace(r) if a.kind == "groups" else bench_trace(r, world, a.mb, a.calls, a.reuse)
+        if a.kind == "groups":
+            b, ids = groups_trace(r), {}
+        elif a.kind == "throw":
+            b, ids = throw_trace(r)
+        elif a.kind == "stall":
+            b, ids = stall_trace(r)
+        else:
+            b = bench_trace(r, world, a.mb, a.calls, a.reuse)
+            ids = {"calls": b.calls} if r == 0 else {}
         b.write(os.path.join(a.outdir, f"{a.kind}.rank{r}.et.json"))
+        expect["comm_bytes"].append(b.comm_bytes)
+        for k, v in ids.items():
+            expect.setdefault(k, []).append(v)
+    if a.expect:
+        with open(a.expect, "w") as f:
+            json.dump(expect, f)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,10 @@
 //
 // Replays all_reduce calls in a loop and fails on purpose, for the failure
 // tests (run under mpirun -np 2):
-//   kill   rank 1 SIGKILLs itself after a few calls; rank 0 would wait forever
 //   stall  rank 1 sleeps before a call; --comm-timeout 2 on rank 0 fires
 //   throw  rank 1 hits an error and calls abortJob, as et_replay's main does
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,7 +16,7 @@
 
 int main(int argc, char** argv) {
   using namespace etb;
-  const std::string mode = argc > 1 ? argv[1] : "kill";
+  const std::string mode = argc > 1 ? argv[1] : "throw";
   replay::CommOptions opts;
   if (mode == "stall") opts.timeout_s = 2;
   std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(opts);
@@ -28,7 +26,6 @@ int main(int argc, char** argv) {
   at::Tensor t = at::ones({1 << 18});
   for (long i = 0;; ++i) {
     if (comm->rank() == 1 && i == 20) {
-      if (mode == "kill") std::raise(SIGKILL);
       if (mode == "stall") sleep(50);
     }
     try {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "tests/mpi/mpi_test_util.h"
 
+#include <cstdlib>
+
 namespace etb::test {
 
 int32_t CommTraceBuilder::addGroup(const std::string& name, std::vector<int64_t> ranks) {
@@ -39,7 +41,11 @@ trace::CommInfo commInfo(trace::CommType type, uint64_t in_elems, uint64_t out_e
 }
 
 replay::Communicator& testComm() {
-  static std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator({});
+  static std::unique_ptr<replay::Communicator> comm = [] {
+    replay::CommOptions o;
+    if (const char* b = std::getenv("ETB_TEST_COMM")) o.backend = b;
+    return replay::makeCommunicator(o);
+  }();
   return *comm;
 }
 

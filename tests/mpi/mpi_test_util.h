@@ -33,7 +33,8 @@ class CommTraceBuilder {
 trace::CommInfo commInfo(trace::CommType type, uint64_t in_elems, uint64_t out_elems,
                          trace::DType dtype = trace::DType::kFloat, int32_t pg = -1);
 
-// The process-wide communicator (MPI under mpirun), created once.
+// The process-wide communicator (MPI under mpirun; the backend named by
+// ETB_TEST_COMM when set, e.g. gloo), created once.
 replay::Communicator& testComm();
 
 // Runs the node `id` of `t` with the given bound tensors; waits if async.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 //
 // Acceptance: every single-rank PyTorch ET among the public traces and the
-// fleet samples replays on CPU, covers >= 99% of its selected operators (or
-// says exactly why not), and every replayed op's outputs have the recorded
-// shapes, dtypes and strides.
+// fleet samples replays on CPU, covers >= 99% of its selected operators (or,
+// for the few that cannot, at least the replayed-op count measured when the
+// floor was set, with the reason named), and every replayed op's outputs
+// have the recorded shapes, dtypes and strides.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -24,8 +25,8 @@ std::vector<std::string> pytorchEts(const std::vector<std::string>& files) {
   return out;
 }
 
-// Replays one trace; returns the coverage ratio and checks honest semantics.
-double replayAndCheck(const std::string& path) {
+// Replays one trace; returns its coverage and checks honest semantics.
+Coverage replayAndCheck(const std::string& path) {
   trace::Trace t = trace::readTrace(path);
   ReplayOptions o;
   o.device = "cpu";
@@ -44,15 +45,37 @@ double replayAndCheck(const std::string& path) {
   for (const auto& [reason, n] : r.coverage.skipped_by_reason) {
     std::cout << "    skipped " << n << ": " << reason << "\n";
   }
-  return r.coverage.operators ? double(r.coverage.replayed) / r.coverage.operators : 0;
+  return r.coverage;
 }
 
-// Traces whose missing coverage is known and explained: PARAM's DLRM needs
-// fbgemm (not in libtorch) and CUDA stream bookkeeping; the PT2 sample is
-// one Triton kernel.
-bool knownShortfall(const std::string& path) {
-  return path.find("dlrm_eg_") != std::string::npos || path.find("pt2_et") != std::string::npos ||
-         path.find("at-fe2a39d0") != std::string::npos;
+double ratio(const Coverage& c) {
+  return c.operators ? static_cast<double>(c.replayed) / static_cast<double>(c.operators) : 0;
+}
+
+// Traces below 99% for a known reason. The floor is the replayed-op count
+// measured on CPU when it was set (minus nothing): a replay that loses one
+// more op fails, one that gains is welcome (raise the floor then).
+struct Shortfall {
+  const char* path_part;
+  uint64_t operators;  // selected operators, as measured
+  uint64_t replayed;   // floor
+  const char* reason;
+};
+const Shortfall kShortfalls[] = {
+    // PARAM DLRM rank 0: 7 fbgemm ops (not in libtorch), 14 take a CUDA
+    // Stream argument (opaque in the trace).
+    {"dlrm_eg_0", 637, 616, "fbgemm ops not in libtorch; CUDA Stream arguments"},
+    // The PT2 sample: one Triton kernel beside one aten op.
+    {"pt2_et", 2, 1, "Triton kernel needs the Inductor runtime"},
+    // PARAM resnet (at-fe2a39d0): two ops take an opaque Storage argument.
+    {"at-fe2a39d0", 249, 247, "opaque Storage arguments"},
+};
+
+const Shortfall* shortfallOf(const std::string& path) {
+  for (const Shortfall& s : kShortfalls) {
+    if (path.find(s.path_part) != std::string::npos) return &s;
+  }
+  return nullptr;
 }
 
 TEST(PublicTraces, ReplayOnCpuWithFullCoverageAndRecordedOutputs) {
@@ -68,9 +91,12 @@ TEST(PublicTraces, ReplayOnCpuWithFullCoverageAndRecordedOutputs) {
     if (path.find("dlrm_eg_") != std::string::npos && path.find("dlrm_eg_0") == std::string::npos) {
       continue;  // the 8 DLRM ranks are alike; one is enough here
     }
-    const double cov = replayAndCheck(path);
-    if (!knownShortfall(path)) {
-      EXPECT_GE(cov, 0.99) << path;
+    const Coverage cov = replayAndCheck(path);
+    if (const Shortfall* s = shortfallOf(path)) {
+      EXPECT_EQ(cov.operators, s->operators) << path << ": the trace or its selection changed";
+      EXPECT_GE(cov.replayed, s->replayed) << path << " (floor: " << s->reason << ")";
+    } else {
+      EXPECT_GE(ratio(cov), 0.99) << path;
     }
   }
 }
@@ -80,7 +106,7 @@ TEST(FleetSamples, ReplayOnCpuWithFullCoverageAndRecordedOutputs) {
   const std::vector<std::string> ets = test::listFiles(dir, {".et.json.gz"});
   if (ets.empty()) GTEST_SKIP() << "no fleet samples under " << dir << " yet";
   for (const std::string& path : ets) {
-    EXPECT_GE(replayAndCheck(path), 0.99) << path;
+    EXPECT_GE(ratio(replayAndCheck(path)), 0.99) << path;
   }
 }
 

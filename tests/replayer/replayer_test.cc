@@ -99,22 +99,6 @@ TEST(Replayer, EmbeddingIndicesStayInsideTheTable) {
   }
 }
 
-TEST(Replayer, ViewsShareTheirRecordedStorage) {
-  test::TraceBuilder b;
-  trace::Trace& t = b.trace();
-  const auto base = b.tensor({4, 4}, DType::kFloat, 999);
-  auto row = b.tensor({4}, DType::kFloat, 999);
-  t.tensors[row.tensor].offset = 4;  // row 1 of the same storage
-  const auto out = b.tensor({4});
-  b.op("aten::zero_(Tensor(a!) self) -> Tensor(a!)", {base}, {base});
-  b.op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-       {row, row, makeInt(t, 1)}, {out});
-  ReplayDiagnostics diag;
-  const ReplayResult r = replay(b.finish(), &diag);
-  EXPECT_EQ(r.coverage.replayed, 2u);
-  EXPECT_TRUE(diag.output_mismatches.empty());
-}
-
 TEST(Replayer, RejectsBadIndexDistribution) {
   EXPECT_THROW(parseIndexDist("zipf:"), InputError);
   EXPECT_THROW(parseIndexDist("normal"), InputError);

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+#include "composer/scale.h"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+
+#include "composer/node_work.h"
+#include "core/base/error.h"
+
+namespace etb::compose {
+namespace {
+using trace::Node;
+using trace::Trace;
+using trace::TensorRef;
+using trace::Value;
+using trace::ValueKind;
+
+int64_t product(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+// Strides for `shape` that keep the dimension order of the old strides when
+// they were dense in some order; otherwise each stride that is a multiple of
+// `from` scales (a view into a larger buffer).
+std::vector<int64_t> newStrides(const std::vector<int64_t>& old_shape,
+                                const std::vector<int64_t>& old_strides,
+                                const std::vector<int64_t>& shape, int64_t from, int64_t to) {
+  const size_t n = shape.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return old_strides[a] > old_strides[b]; });
+  bool dense = true;
+  int64_t expect = 1;
+  for (size_t k = n; k-- > 0;) {
+    const size_t d = order[k];
+    if (old_shape[d] != 1 && old_strides[d] != expect) dense = false;
+    expect *= std::max<int64_t>(old_shape[d], 1);
+  }
+  std::vector<int64_t> out(n);
+  if (dense) {
+    int64_t s = 1;
+    for (size_t k = n; k-- > 0;) {
+      out[order[k]] = s;
+      s *= std::max<int64_t>(shape[order[k]], 1);
+    }
+    return out;
+  }
+  for (size_t d = 0; d < n; ++d) {
+    out[d] = old_strides[d] >= from && old_strides[d] % from == 0 ? old_strides[d] / from * to
+                                                                   : old_strides[d];
+  }
+  return out;
+}
+
+bool scaleRef(Trace& t, TensorRef& r, int64_t from, int64_t to) {
+  const std::vector<int64_t> shape = t.list(r.shape);
+  if (std::find(shape.begin(), shape.end(), from) == shape.end()) return false;
+  std::vector<int64_t> scaled = shape;
+  std::replace(scaled.begin(), scaled.end(), from, to);
+  if (r.has_strides && t.list(r.strides).size() == shape.size()) {
+    r.strides = t.lists.intern(newStrides(shape, t.list(r.strides), scaled, from, to));
+  }
+  r.shape = t.lists.intern(scaled);
+  r.numel = static_cast<uint64_t>(product(scaled));
+  const int64_t off = static_cast<int64_t>(r.offset);
+  if (off >= from && off % from == 0) r.offset = static_cast<uint64_t>(off / from * to);
+  return true;
+}
+
+uint64_t scaleInts(Value& v, int64_t from, int64_t to) {
+  uint64_t n = 0;
+  if (v.kind == ValueKind::kInt && v.i == from) {
+    v.i = to;
+    ++n;
+  }
+  if (v.kind == ValueKind::kList || v.kind == ValueKind::kTuple) {
+    for (Value& x : v.items) n += scaleInts(x, from, to);
+  }
+  return n;
+}
+
+void setAttrInt(Trace& t, Node& n, std::string_view name, int64_t v) {
+  for (trace::Attr& a : n.attrs) {
+    if (t.str(a.name) == name && a.value.kind == ValueKind::kInt) a.value.i = v;
+  }
+}
+
+// Element counts follow the call's tensors; byte counts follow the counts.
+void rescaleComm(Trace& t, Node& n, const CallSizes& before) {
+  trace::CommInfo& c = t.comms[static_cast<size_t>(n.comm)];
+  const CallSizes after = callSizes(t, n);
+  auto follow = [](uint64_t elems, uint64_t was, uint64_t now) {
+    return was == 0 ? elems : static_cast<uint64_t>(
+                                  static_cast<double>(elems) * static_cast<double>(now) /
+                                  static_cast<double>(was) + 0.5);
+  };
+  c.in_elems = follow(c.in_elems, before.in_elems, after.in_elems);
+  c.out_elems = follow(c.out_elems, before.out_elems, after.out_elems);
+  const int size = std::max(1, trace::dtypeSize(c.dtype));
+  if (c.bytes > 0) c.bytes = std::max(c.in_elems, c.out_elems) * static_cast<uint64_t>(size);
+  setAttrInt(t, n, "in_msg_nelems", static_cast<int64_t>(c.in_elems));
+  setAttrInt(t, n, "out_msg_nelems", static_cast<int64_t>(c.out_elems));
+}
+}  // namespace
+
+ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
+  if (from < 2 || to < 1) {
+    ETB_INPUT_ERROR(SourceLoc{"--scale-dim"}, "dimension substitution ", from, "=", to,
+                    ": the old size must be >= 2 and the new one >= 1");
+  }
+  ScaleStats stats;
+  std::vector<double> work_before(t.nodes.size());
+  std::vector<CallSizes> comm_before(t.nodes.size());
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    work_before[i] = nodeWork(t, t.nodes[i]);
+    if (t.nodes[i].comm >= 0) comm_before[i] = callSizes(t, t.nodes[i]);
+  }
+  for (TensorRef& r : t.tensors) stats.shapes += scaleRef(t, r, from, to) ? 1 : 0;
+  if (stats.shapes == 0) {
+    ETB_INPUT_ERROR(SourceLoc{t.path}, "dimension ", from, " does not occur in any tensor shape");
+  }
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    Node& n = t.nodes[i];
+    if (n.comm < 0) {
+      for (Value& v : n.inputs) stats.int_args += scaleInts(v, from, to);
+    } else {
+      trace::CommInfo& c = t.comms[static_cast<size_t>(n.comm)];
+      std::replace(c.in_splits.begin(), c.in_splits.end(), from, to);
+      std::replace(c.out_splits.begin(), c.out_splits.end(), from, to);
+      rescaleComm(t, n, comm_before[i]);
+      ++stats.comms;
+    }
+    const double after = nodeWork(t, n);
+    if (n.dur_us > 0 && work_before[i] > 0 && after != work_before[i]) {
+      n.dur_us *= after / work_before[i];
+      ++stats.timed_nodes;
+    }
+  }
+  return stats;
+}
+
+trace::DType parseDtypeFlag(const std::string& text) {
+  static const std::array<std::pair<std::string_view, trace::DType>, 4> kShort{{
+      {"bf16", trace::DType::kBFloat16},
+      {"fp16", trace::DType::kHalf},
+      {"fp32", trace::DType::kFloat},
+      {"fp64", trace::DType::kDouble},
+  }};
+  for (const auto& [name, d] : kShort) {
+    if (text == name) return d;
+  }
+  const trace::DType d = trace::parseDType(text);
+  if (d == trace::DType::kUnknown || text == "half" || d == trace::DType::kBool) {
+    if (text == "half") return trace::DType::kHalf;
+    ETB_INPUT_ERROR(SourceLoc{"--dtype"}, "unknown dtype \"", text,
+                    "\" (bf16, fp16, fp32, fp64, or a name like bfloat16, float16, int64)");
+  }
+  return d;
+}
+
+}  // namespace etb::compose

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+#include "composer/shape_check.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <functional>
+#include <unordered_map>
+
+#include "core/base/error.h"
+#include "replayer/arg_decoder.h"
+#include "replayer/cpu_rewrites.h"
+#include "replayer/op_plan.h"
+#include "replayer/op_selection.h"
+
+namespace etb::compose {
+namespace {
+using replay::detail::ArgKind;
+using replay::detail::ArgSource;
+using trace::Node;
+using trace::Trace;
+using trace::Value;
+
+constexpr std::string_view kMeta = "meta";
+constexpr std::string_view kCpu = "cpu (no meta kernel)";
+constexpr std::string_view kCpuStandin = "cpu as float32 (no meta kernel, dtype unsupported on cpu)";
+constexpr std::string_view kCommRule = "collective size rule";
+
+std::string shapeText(c10::IntArrayRef xs) {
+  std::string s = "[";
+  for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + std::to_string(xs[i]);
+  return s + "]";
+}
+
+std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// libtorch's way of saying "no kernel for this backend", as opposed to a
+// shape error raised by a kernel or a meta function.
+bool isMissingKernel(const std::string& what) {
+  return what.find("Could not run") != std::string::npos ||
+         what.find("not implemented") != std::string::npos ||
+         what.find("_overrideable") != std::string::npos ||
+         what.find("NotImplementedError") != std::string::npos ||
+         what.find("Cannot copy out of meta tensor") != std::string::npos ||
+         what.find("meta tensor") != std::string::npos;
+}
+
+// A CPU kernel that lacks the dtype (not a shape problem).
+bool isUnsupportedDtype(const std::string& what) {
+  return what.find("scalar types") != std::string::npos ||
+         what.find("not implemented for 'BFloat16'") != std::string::npos ||
+         what.find("not implemented for 'Half'") != std::string::npos;
+}
+
+// Ops whose output shapes depend on the data: only the call is checked.
+bool dataDependent(std::string_view name) {
+  for (std::string_view op : {"aten::nonzero", "aten::unique", "aten::_unique", "aten::_unique2",
+                              "aten::unique_consecutive", "aten::unique_dim", "aten::masked_select",
+                              "aten::index", "aten::_embedding_bag", "aten::embedding_bag",
+                              "aten::_embedding_bag_forward_only", "aten::bincount"}) {
+    if (name == op) return true;
+  }
+  return false;
+}
+
+class Checker {
+ public:
+  Checker(const Trace& t, const CheckOptions& o)
+      : t_(t), o_(o), passed_(o.cache != nullptr ? *o.cache : local_) {}
+
+  CheckReport run() {
+    std::vector<trace::Iteration> its = t_.iterations;
+    if (its.empty()) its.push_back(replay::chooseIteration(t_, 0));
+    for (const trace::Iteration& it : its) {
+      for (const replay::SelectedNode& s : replay::selectNodes(t_, it)) {
+        const Node& n = t_.nodes[s.index];
+        ++report_.ops;
+        if (s.is_comm) checkComm(n);
+        else checkOp(n);
+      }
+    }
+    return std::move(report_);
+  }
+
+ private:
+  void count(std::string_view method) { ++report_.by_method[std::string(method)]; }
+
+  void unchecked(const std::string& op, const std::string& why) {
+    ++report_.by_method["unchecked: " + why];
+    ++report_.unchecked[op + ": " + why];
+    ++report_.detail["unchecked: " + op + ": " + why];
+  }
+
+  [[noreturn]] void fail(const Node& n, const std::string& op, const std::string& why) {
+    std::string shapes;
+    std::function<void(const Value&)> add = [&](const Value& v) {
+      if (v.kind == trace::ValueKind::kTensor) {
+        shapes += (shapes.empty() ? "" : ", ") + shapeText(t_.list(t_.tensors[v.tensor].shape));
+      }
+      for (const Value& x : v.items) add(x);
+    };
+    for (const Value& v : n.inputs) add(v);
+    ETB_INPUT_ERROR((SourceLoc{t_.path, 0, n.id, op}), "shape check failed: inputs (", shapes,
+                    "): ", why);
+  }
+
+  // The call's signature: op, input shapes/strides/dtypes and constants, as
+  // text (the cache is shared by the ranks, whose pools differ).
+  std::string signature(const Node& n) const {
+    std::string s = std::string(t_.str(n.op_schema)) + "|" + std::string(t_.name(n));
+    auto list = [&](trace::ListId id) {
+      for (int64_t x : t_.list(id)) s += std::to_string(x) + ",";
+    };
+    std::function<void(const Value&)> add = [&](const Value& v) {
+      s += "|" + std::to_string(static_cast<int>(v.kind)) + ":";
+      if (v.kind == trace::ValueKind::kTensor) {
+        const trace::TensorRef& r = t_.tensors[v.tensor];
+        list(r.shape);
+        s += "/";
+        if (r.has_strides) list(r.strides);
+        s += "/" + std::to_string(static_cast<int>(r.dtype));
+      } else if (v.kind == trace::ValueKind::kDouble) {
+        s += std::to_string(v.d);
+      } else if (v.kind == trace::ValueKind::kString || v.kind == trace::ValueKind::kDevice ||
+                 v.kind == trace::ValueKind::kOpaque) {
+        s += t_.str(v.s);
+      } else if (v.kind == trace::ValueKind::kInt) {
+        s += std::to_string(v.i);
+      } else if (v.kind == trace::ValueKind::kBool) {
+        s += v.b ? "1" : "0";
+      }
+      for (const Value& x : v.items) add(x);
+    };
+    for (const Value& v : n.inputs) add(v);
+    s += "->";
+    for (const Value& v : n.outputs) add(v);
+    return s;
+  }
+
+  void checkOp(const Node& n);
+  bool decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
+              std::vector<ArgSource>* args, std::string* why);
+  std::string runOn(const Node& n, const c10::OperatorHandle& op,
+                    const std::vector<ArgSource>& args, at::Device device, bool standin = false);
+  std::string compareOutputs(const Node& n, const c10::OperatorHandle& op,
+                             const std::vector<c10::IValue>& stack, bool standin);
+  void checkComm(const Node& n);
+  std::string_view onCpu(const Node& n, const c10::OperatorHandle& op,
+                         const std::vector<ArgSource>& args, std::string* err);
+
+  const Trace& t_;
+  const CheckOptions& o_;
+  CheckReport report_;
+  std::vector<uint32_t> slot_tensor_;  // slot -> TensorRef index
+  CheckCache local_;
+  CheckCache& passed_;  // signature -> method
+};
+
+bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
+                     std::vector<ArgSource>* args, std::string* why) {
+  const auto& schema_args = op.schema().arguments();
+  if (inputs.size() > schema_args.size()) {
+    *why = "recorded arguments do not match this libtorch's schema";
+    return false;
+  }
+  slot_tensor_.clear();
+  replay::detail::DecodeContext ctx{&t_, at::Device(at::kMeta), [this](uint32_t ti) {
+                                      slot_tensor_.push_back(ti);
+                                      return static_cast<int32_t>(slot_tensor_.size() - 1);
+                                    }};
+  args->resize(schema_args.size());
+  for (size_t i = 0; i < schema_args.size(); ++i) {
+    if (i < inputs.size()) {
+      if (!replay::detail::decodeArg(ctx, inputs[i], schema_args[i], &(*args)[i], why)) return false;
+    } else if (schema_args[i].default_value()) {
+      (*args)[i].value = *schema_args[i].default_value();
+    } else {
+      *why = "argument '" + schema_args[i].name() + "' missing from the recording";
+      return false;
+    }
+  }
+  (void)n;
+  return true;
+}
+
+// Runs the op on `device`; returns "" or libtorch's error.
+// `standin`: half and bfloat16 tensors run as float32 (CPU kernels of
+// libtorch 1.13 lack some reduced-precision dtypes); dtypes are not compared.
+std::string Checker::runOn(const Node& n, const c10::OperatorHandle& op,
+                           const std::vector<ArgSource>& args, at::Device device, bool standin) {
+  std::vector<at::Tensor> slots;
+  for (uint32_t ti : slot_tensor_) {
+    const trace::TensorRef& r = t_.tensors[ti];
+    at::ScalarType st = replay::detail::toScalarType(r.dtype);
+    if (standin && (st == at::kHalf || st == at::kBFloat16)) st = at::kFloat;
+    at::Tensor x = at::empty_strided(t_.list(r.shape), replay::detail::recordedStrides(t_, r),
+                                     at::TensorOptions().dtype(st).device(device));
+    if (!device.is_meta() && at::isIntegralType(st, true)) x.zero_();
+    slots.push_back(std::move(x));
+  }
+  std::vector<c10::IValue> stack;
+  for (const ArgSource& a : args) {
+    if (a.kind == ArgKind::kConst) {
+      stack.push_back(a.value);
+    } else if (a.kind == ArgKind::kTensor) {
+      stack.emplace_back(a.slots[0] == replay::detail::kNoSlot ? at::Tensor() : slots[static_cast<size_t>(a.slots[0])]);
+    } else if (a.kind == ArgKind::kTensorList) {
+      std::vector<at::Tensor> list;
+      for (int32_t s : a.slots) list.push_back(s == replay::detail::kNoSlot ? at::Tensor() : slots[static_cast<size_t>(s)]);
+      stack.emplace_back(list);
+    } else {
+      c10::List<c10::optional<at::Tensor>> list;
+      for (int32_t s : a.slots) {
+        if (s == replay::detail::kNoSlot) list.push_back(c10::nullopt);
+        else list.push_back(slots[static_cast<size_t>(s)]);
+      }
+      stack.emplace_back(list);
+    }
+  }
+  try {
+    op.callBoxed(stack);
+  } catch (const std::exception& e) {
+    return std::string("!") + firstLine(e.what());
+  }
+  return compareOutputs(n, op, stack, standin);
+}
+
+std::string Checker::compareOutputs(const Node& n, const c10::OperatorHandle& op,
+                                    const std::vector<c10::IValue>& stack, bool standin) {
+  const size_t rets = std::min(n.outputs.size(), op.schema().returns().size());
+  const bool loose = dataDependent(t_.name(n));
+  for (size_t r = 0; r < rets && r < stack.size(); ++r) {
+    auto compare = [&](const Value& v, const at::Tensor& got) -> std::string {
+      if (v.kind != trace::ValueKind::kTensor || replay::detail::isUndefinedTensor(t_, v) ||
+          !got.defined()) {
+        return "";
+      }
+      const trace::TensorRef& ref = t_.tensors[v.tensor];
+      const auto& want = t_.list(ref.shape);
+      if (!standin && ref.dtype != trace::DType::kUnknown &&
+          got.scalar_type() != replay::detail::toScalarType(ref.dtype)) {
+        return "output " + std::to_string(r) + " has dtype " + c10::toString(got.scalar_type()) +
+               " but the trace claims " + std::string(trace::dtypeName(ref.dtype));
+      }
+      if (got.sizes() == c10::IntArrayRef(want) || loose) return "";
+      return "output " + std::to_string(r) + " has shape " + shapeText(got.sizes()) +
+             " but the trace claims " + shapeText(want);
+    };
+    const c10::IValue& got = stack[r];
+    std::string what;
+    if (got.isTensor()) what = compare(n.outputs[r], got.toTensor());
+    if (got.isTensorList()) {
+      auto list = got.toTensorList();
+      for (size_t k = 0; k < n.outputs[r].items.size() && k < list.size() && what.empty(); ++k) {
+        what = compare(n.outputs[r].items[k], list.get(k));
+      }
+    }
+    if (!what.empty()) return what;
+  }
+  return "";
+}
+
+// The CPU run for an op without a meta kernel; float32 stands in for a
+// reduced-precision dtype the CPU kernel lacks.
+std::string_view Checker::onCpu(const Node& n, const c10::OperatorHandle& op,
+                                const std::vector<ArgSource>& args, std::string* err) {
+  *err = runOn(n, op, args, at::Device(at::kCPU));
+  if (!isUnsupportedDtype(*err)) return kCpu;
+  *err = runOn(n, op, args, at::Device(at::kCPU), true);
+  return kCpuStandin;
+}
+
+void Checker::checkOp(const Node& n) {
+  std::string name, overload;
+  if (!replay::detail::parseSchemaName(t_.str(n.op_schema), &name, &overload)) {
+    unchecked(std::string(t_.name(n)), "no op schema recorded");
+    return;
+  }
+  std::vector<Value> rewritten;
+  const std::vector<Value>* inputs = &n.inputs;
+  if (replay::detail::rewriteForCpu(&name, &overload, n.inputs, &rewritten)) inputs = &rewritten;
+  auto op = c10::Dispatcher::singleton().findSchema({name, overload});
+  if (!op) {
+    unchecked(name, "op not in this libtorch");
+    return;
+  }
+  const std::string sig = signature(n);
+  if (auto hit = passed_.find(sig); hit != passed_.end()) {
+    ++report_.cached;
+    count(hit->second);
+    if (hit->second != kMeta) ++report_.detail[hit->second + ": " + name];
+    return;
+  }
+  std::vector<ArgSource> args;
+  std::string why;
+  if (!decode(n, *op, *inputs, &args, &why)) {
+    unchecked(name, why);
+    return;
+  }
+  std::string err = runOn(n, *op, args, at::Device(at::kMeta));
+  std::string_view method = kMeta;
+  if (!err.empty() && err[0] == '!' && isMissingKernel(err)) {
+    uint64_t bytes = 0;
+    for (uint32_t ti : slot_tensor_) bytes += t_.tensors[ti].numel * std::max<uint32_t>(t_.tensors[ti].itemsize, 1);
+    if (bytes > o_.cpu_limit_bytes) {
+      unchecked(name, "no meta kernel and too large for a CPU check");
+      return;
+    }
+    method = onCpu(n, *op, args, &err);
+  }
+  if (!err.empty()) fail(n, name, err[0] == '!' ? err.substr(1) : err);
+  count(method);
+  if (method != kMeta) ++report_.detail[std::string(method) + ": " + name];
+  passed_.emplace(sig, std::string(method));
+}
+
+// The size rule of each collective type against its group.
+void Checker::checkComm(const Node& n) {
+  if (n.comm < 0) {
+    unchecked(std::string(t_.name(n)), "no communication info");
+    return;
+  }
+  const trace::CommInfo& c = t_.comms[static_cast<size_t>(n.comm)];
+  int64_t size = t_.world_size;
+  if (c.pg >= 0) size = static_cast<int64_t>(t_.process_groups[static_cast<size_t>(c.pg)].ranks.size());
+  const std::string name(trace::commTypeName(c.type));
+  if (size <= 0) {
+    unchecked(name, "group size unknown");
+    return;
+  }
+  const uint64_t g = static_cast<uint64_t>(size);
+  std::string why;
+  auto rule = [&](bool ok, const std::string& text) {
+    if (!ok && why.empty()) why = text;
+  };
+  const std::string sizes = "in " + std::to_string(c.in_elems) + ", out " + std::to_string(c.out_elems) +
+                            " elements, group of " + std::to_string(g);
+  switch (c.type) {
+    case trace::CommType::kAllGather:
+      rule(c.in_elems == 0 || c.out_elems == 0 || c.out_elems == c.in_elems * g,
+           "all_gather must output group size x input: " + sizes);
+      break;
+    case trace::CommType::kReduceScatter:
+      rule(c.in_elems == 0 || c.out_elems == 0 || c.in_elems == c.out_elems * g,
+           "reduce_scatter must take group size x output: " + sizes);
+      break;
+    case trace::CommType::kAllToAllV:
+    case trace::CommType::kAllToAll:
+      rule(c.in_splits.empty() || c.in_splits.size() == g, "input splits do not match the group: " + sizes);
+      rule(c.out_splits.empty() || c.out_splits.size() == g, "output splits do not match the group: " + sizes);
+      break;
+    default:
+      break;
+  }
+  if (!why.empty()) fail(n, name, why);
+  count(kCommRule);
+}
+}  // namespace
+
+CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options) {
+  return Checker(t, options).run();
+}
+
+void mergeReports(CheckReport& a, const CheckReport& b) {
+  for (const auto& [k, v] : b.by_method) a.by_method[k] += v;
+  for (const auto& [k, v] : b.unchecked) a.unchecked[k] += v;
+  for (const auto& [k, v] : b.detail) a.detail[k] += v;
+  a.ops += b.ops;
+  a.cached += b.cached;
+}
+}  // namespace etb::compose

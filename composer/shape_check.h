@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+//
+// The check every composition passes before it is written: each replayable
+// operator runs on the meta device (shapes and dtypes only, no data) with
+// the recorded input shapes, and its outputs must have the recorded shapes.
+// Operators libtorch 1.13 has no meta kernel for (convolution_backward,
+// _embedding_bag_dense_backward, ...) run on the CPU instead, on
+// uninitialised tensors of the claimed shapes (integer tensors zeroed so
+// that they are valid indices). Collectives are checked by the size rule of
+// their type against their group. What could not be checked is counted with
+// its reason, never passed in silence.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "core/model/trace.h"
+
+namespace etb::compose {
+
+struct CheckReport {
+  // "meta", "cpu (no meta kernel)", "collective size rule",
+  // "unchecked: <reason>" -> number of ops.
+  std::map<std::string, uint64_t> by_method;
+  // For the unchecked ones: "<op>: <reason>" -> count.
+  std::map<std::string, uint64_t> unchecked;
+  // Every op not checked on meta: "<method>: <op>[: reason]" -> count.
+  std::map<std::string, uint64_t> detail;
+  uint64_t ops = 0;
+  uint64_t cached = 0;  // identical calls checked once
+};
+
+// Calls already checked (signature -> method), shared across the ranks of
+// one composition: 64 ranks of the same model check each call once.
+using CheckCache = std::unordered_map<std::string, std::string>;
+
+struct CheckOptions {
+  // A CPU fallback allocates its inputs; above this many bytes the op is
+  // counted unchecked ("too large for a CPU check") instead.
+  uint64_t cpu_limit_bytes = uint64_t{1} << 30;
+  CheckCache* cache = nullptr;  // null: one per call of checkShapes
+};
+
+// Checks every iteration of `t`. Throws InputError (exit 2) at the first op
+// whose recorded shapes cannot be right, naming the node, the op, its input
+// shapes and libtorch's reason (or the output that differs).
+CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options = {});
+
+// Adds `b`'s counts to `a` (per-rank reports into one).
+void mergeReports(CheckReport& a, const CheckReport& b);
+
+}  // namespace etb::compose

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+#include "predictor/hw_bench.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "predictor/timing.h"
+#include "replayer/zipf.h"
+
+namespace etb::predict {
+namespace {
+using detail::sizesOf;
+
+
+double timeOp(const char* name, const char* overload, const std::vector<c10::IValue>& args,
+              const ProfileOptions& o) {
+  return predict::timeOp(name, overload, args, o.quick);
+}
+
+void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
+  const at::Tensor a = at::ones({1}), b = at::ones({1});
+  hw.dispatch_us = timeOp("aten::add", "Tensor", {a, b, c10::Scalar(1)}, o);
+  const at::Tensor m = at::ones({4, 4});
+  hw.view_us = timeOp("aten::view", "", {m, std::vector<int64_t>{16}}, o);
+}
+
+void measureGemm(const ProfileOptions& o, HwProfile& hw) {
+  const auto dims = sizesOf(o, {8, 64, 512, 2048}, {4, 16, 64, 256, 1024, 4096});
+  const double cap = o.quick ? 3e8 : 2e9;  // m*n*k: keeps each call under ~50 ms
+  for (int64_t m : dims) {
+    for (int64_t n : dims) {
+      for (int64_t k : dims) {
+        if (static_cast<double>(m) * n * k > cap) continue;
+        const at::Tensor a = at::randn({m, k}), b = at::randn({k, n});
+        hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o)});
+      }
+    }
+    if (o.progress) o.progress("gemm: " + std::to_string(hw.gemm.size()) + " shapes");
+  }
+  for (int64_t bt : {4, 32}) {
+    for (int64_t d : sizesOf(o, {16, 128}, {16, 64, 256})) {
+      for (int64_t k : sizesOf(o, {16, 128}, {16, 64, 256})) {
+        const at::Tensor a = at::randn({bt, d, k}), b = at::randn({bt, k, d});
+        hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o)});
+      }
+    }
+  }
+}
+
+// (n, c, hw, oc, k, stride): shapes of the kinds CNNs use, stem to head.
+const int64_t kConvShapes[][6] = {
+    {8, 3, 112, 64, 7, 2},  {8, 64, 28, 64, 3, 1},   {8, 64, 28, 128, 1, 2},
+    {8, 128, 14, 128, 3, 1}, {8, 256, 7, 256, 3, 1},  {8, 256, 14, 512, 1, 2},
+    {4, 16, 32, 32, 3, 1},  {16, 32, 16, 64, 3, 1},  {2, 8, 16, 16, 3, 1},
+    {32, 64, 8, 64, 3, 1},  {8, 512, 7, 512, 3, 1},  {1, 32, 64, 32, 5, 1},
+};
+
+void measureConv(const ProfileOptions& o, HwProfile& hw) {
+  const c10::OperatorHandle bwd =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution_backward", "");
+  size_t i = 0;
+  for (const auto& s : kConvShapes) {
+    if (o.quick && i++ % 2) continue;
+    ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], 1, 0, 0};
+    const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}), w = at::randn({c.oc, c.c, c.kh, c.kw});
+    const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
+    const std::vector<int64_t> opad{0, 0};
+    c.fwd_us = timeOp("aten::convolution", "",
+                      {x, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
+    const at::Tensor y = at::convolution(x, w, {}, st, pad, dil, false, opad, c.groups);
+    const at::Tensor gy = at::randn_like(y);
+    std::vector<c10::IValue> stack;
+    c.bwd_us = medianCallUs([&] {
+      stack = {gy, x, w, c10::IValue(std::vector<int64_t>{c.oc}), st, pad, dil, false, opad,
+               c.groups, std::vector<bool>{true, true, true}};
+      bwd.callBoxed(stack);
+    }, o.quick);
+    hw.conv.push_back(c);
+  }
+  if (o.progress) o.progress("conv: " + std::to_string(hw.conv.size()) + " shapes");
+}
+}  // namespace
+
+void measureCompute(const ProfileOptions& o, HwProfile& hw) {
+  at::manual_seed(1234);
+  measureDispatch(o, hw);
+  measureGemm(o, hw);
+  measureConv(o, hw);
+  detail::measureMemoryBound(o, hw);
+  detail::measureEmbedding(o, hw);
+  detail::measureForeach(o, hw);
+}
+
+}  // namespace etb::predict

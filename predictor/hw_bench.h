@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+//
+// et_profile_hw's measurements. Each kernel is timed the way et_replay runs
+// it: a boxed call through the c10 dispatcher on tensors allocated before
+// the clock starts, the median of many calls.
+#pragma once
+
+#include <functional>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "predictor/hw_profile.h"
+#include "replayer/comm/communicator.h"
+
+namespace etb::predict {
+
+struct ProfileOptions {
+  std::string device = "cpu";
+  int threads = 1;
+  bool quick = false;
+  // Progress lines ("gemm 12/40"); null = quiet.
+  std::function<void(const std::string&)> progress;
+};
+
+// Measures the compute side (dispatch, GEMM, BMM, conv, memory-bound
+// curves, embedding_bag, _foreach_) on this process.
+void measureCompute(const ProfileOptions& options, HwProfile& profile);
+
+// Measures collectives on `comm` (every rank must call it): busbw curves of
+// all_reduce, all_gather, reduce_scatter, all_to_all and broadcast for the
+// whole world. A world of one rank measures nothing.
+void measureCollectives(const ProfileOptions& options, replay::Communicator& comm,
+                        HwProfile& profile);
+
+// The identity block for this machine and build.
+HwIdentity thisMachine(const ProfileOptions& options, const replay::Communicator& comm);
+
+namespace detail {
+// The sections of measureCompute that live in hw_bench_memory.cc.
+void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
+void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
+void measureForeach(const ProfileOptions& options, HwProfile& profile);
+inline std::vector<int64_t> sizesOf(const ProfileOptions& o, std::vector<int64_t> quick,
+                                    std::vector<int64_t> full) {
+  return o.quick ? quick : full;
+}
+}  // namespace detail
+
+}  // namespace etb::predict

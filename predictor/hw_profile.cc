@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+#include "predictor/hw_profile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/base/error.h"
+
+namespace etb::predict {
+namespace {
+using nlohmann::json;
+
+// Reads `key` of `obj` as T, or throws InputError naming the path and key.
+template <typename T>
+T field(const json& obj, const char* key, const std::string& path, const std::string& where) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) {
+    ETB_INPUT_ERROR(SourceLoc{path}, where, ": missing \"", key, "\"");
+  }
+  try {
+    return it->get<T>();
+  } catch (const json::exception& e) {
+    ETB_INPUT_ERROR(SourceLoc{path}, where, ".", key, ": ", e.what());
+  }
+}
+
+const json& member(const json& obj, const char* key, const std::string& path) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) ETB_INPUT_ERROR(SourceLoc{path}, "missing \"", key, "\"");
+  return *it;
+}
+
+json identityJson(const HwIdentity& id) {
+  return {{"host", id.host},         {"cpu_model", id.cpu_model},
+          {"cores", id.cores},       {"device", id.device},
+          {"threads", id.threads},   {"torch_version", id.torch_version},
+          {"mpi_version", id.mpi_version}, {"etbench_version", id.etbench_version},
+          {"created", id.created},   {"quick", id.quick}};
+}
+
+HwIdentity identityFrom(const json& j, const std::string& p) {
+  HwIdentity id;
+  const std::string w = "identity";
+  id.host = field<std::string>(j, "host", p, w);
+  id.cpu_model = field<std::string>(j, "cpu_model", p, w);
+  id.cores = field<int>(j, "cores", p, w);
+  id.device = field<std::string>(j, "device", p, w);
+  id.threads = field<int>(j, "threads", p, w);
+  id.torch_version = field<std::string>(j, "torch_version", p, w);
+  id.mpi_version = field<std::string>(j, "mpi_version", p, w);
+  id.etbench_version = field<std::string>(j, "etbench_version", p, w);
+  id.created = field<std::string>(j, "created", p, w);
+  id.quick = field<bool>(j, "quick", p, w);
+  return id;
+}
+
+json gemmJson(const std::vector<GemmPoint>& pts) {
+  json a = json::array();
+  for (const GemmPoint& g : pts) {
+    a.push_back({{"b", g.b}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"us", g.us}});
+  }
+  return a;
+}
+
+std::vector<GemmPoint> gemmFrom(const json& a, const std::string& p, const std::string& w) {
+  std::vector<GemmPoint> out;
+  for (const json& j : a) {
+    out.push_back({field<int64_t>(j, "b", p, w), field<int64_t>(j, "m", p, w),
+                   field<int64_t>(j, "n", p, w), field<int64_t>(j, "k", p, w),
+                   field<double>(j, "us", p, w)});
+  }
+  return out;
+}
+
+json convJson(const std::vector<ConvPoint>& pts) {
+  json a = json::array();
+  for (const ConvPoint& c : pts) {
+    a.push_back({{"n", c.n}, {"c", c.c}, {"h", c.h}, {"w", c.w}, {"oc", c.oc}, {"kh", c.kh},
+                 {"kw", c.kw}, {"stride", c.stride}, {"groups", c.groups},
+                 {"fwd_us", c.fwd_us}, {"bwd_us", c.bwd_us}});
+  }
+  return a;
+}
+
+std::vector<ConvPoint> convFrom(const json& a, const std::string& p) {
+  std::vector<ConvPoint> out;
+  const std::string w = "conv";
+  for (const json& j : a) {
+    ConvPoint c;
+    c.n = field<int64_t>(j, "n", p, w);
+    c.c = field<int64_t>(j, "c", p, w);
+    c.h = field<int64_t>(j, "h", p, w);
+    c.w = field<int64_t>(j, "w", p, w);
+    c.oc = field<int64_t>(j, "oc", p, w);
+    c.kh = field<int64_t>(j, "kh", p, w);
+    c.kw = field<int64_t>(j, "kw", p, w);
+    c.stride = field<int64_t>(j, "stride", p, w);
+    c.groups = field<int64_t>(j, "groups", p, w);
+    c.fwd_us = field<double>(j, "fwd_us", p, w);
+    c.bwd_us = field<double>(j, "bwd_us", p, w);
+    out.push_back(c);
+  }
+  return out;
+}
+
+json embeddingJson(const std::vector<EmbeddingPoint>& pts) {
+  json a = json::array();
+  for (const EmbeddingPoint& e : pts) {
+    a.push_back({{"rows", e.rows}, {"dim", e.dim}, {"batch", e.batch}, {"pooling", e.pooling},
+                 {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us}});
+  }
+  return a;
+}
+
+std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
+  std::vector<EmbeddingPoint> out;
+  const std::string w = "embedding_bag";
+  for (const json& j : a) {
+    EmbeddingPoint e;
+    e.rows = field<int64_t>(j, "rows", p, w);
+    e.dim = field<int64_t>(j, "dim", p, w);
+    e.batch = field<int64_t>(j, "batch", p, w);
+    e.pooling = field<int64_t>(j, "pooling", p, w);
+    e.dist = field<std::string>(j, "dist", p, w);
+    e.fwd_us = field<double>(j, "fwd_us", p, w);
+    e.bwd_us = field<double>(j, "bwd_us", p, w);
+    out.push_back(e);
+  }
+  return out;
+}
+}  // namespace
+
+std::string profileToJson(const HwProfile& hw) {
+  json j;
+  j["schema_version"] = 1;
+  j["identity"] = identityJson(hw.identity);
+  j["dispatch_us"] = hw.dispatch_us;
+  j["view_us"] = hw.view_us;
+  j["gemm"] = gemmJson(hw.gemm);
+  j["bmm"] = gemmJson(hw.bmm);
+  j["conv"] = convJson(hw.conv);
+  json bw = json::object();
+  for (const auto& [kind, pts] : hw.bandwidth) {
+    json a = json::array();
+    for (const SizePoint& s : pts) a.push_back({{"bytes", s.bytes}, {"us", s.us}});
+    bw[kind] = a;
+  }
+  j["bandwidth"] = bw;
+  j["embedding_bag"] = embeddingJson(hw.embedding);
+  json fe = json::array();
+  for (const ForeachPoint& f : hw.foreach_ops) {
+    fe.push_back({{"tensors", f.tensors}, {"elems", f.elems}, {"us", f.us}});
+  }
+  j["foreach"] = fe;
+  json co = json::array();
+  for (const CollectivePoint& c : hw.collectives) {
+    co.push_back({{"type", c.type}, {"group_size", c.group_size}, {"bytes", c.bytes}, {"us", c.us}});
+  }
+  j["collectives"] = co;
+  return j.dump(1) + "\n";
+}
+
+HwProfile profileFromJson(const std::string& text, const std::string& path) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    ETB_INPUT_ERROR(SourceLoc{path}, "not a hardware profile (invalid JSON): ", e.what());
+  }
+  if (!j.is_object() || field<int>(j, "schema_version", path, "profile") != 1) {
+    ETB_INPUT_ERROR(SourceLoc{path}, "not a version-1 hardware profile");
+  }
+  HwProfile hw;
+  hw.identity = identityFrom(member(j, "identity", path), path);
+  hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
+  hw.view_us = field<double>(j, "view_us", path, "profile");
+  hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");
+  hw.bmm = gemmFrom(member(j, "bmm", path), path, "bmm");
+  hw.conv = convFrom(member(j, "conv", path), path);
+  for (const auto& [kind, a] : member(j, "bandwidth", path).items()) {
+    for (const json& s : a) {
+      hw.bandwidth[kind].push_back(
+          {field<double>(s, "bytes", path, kind), field<double>(s, "us", path, kind)});
+    }
+  }
+  hw.embedding = embeddingFrom(member(j, "embedding_bag", path), path);
+  for (const json& f : member(j, "foreach", path)) {
+    hw.foreach_ops.push_back({field<int64_t>(f, "tensors", path, "foreach"),
+                              field<int64_t>(f, "elems", path, "foreach"),
+                              field<double>(f, "us", path, "foreach")});
+  }
+  for (const json& c : member(j, "collectives", path)) {
+    hw.collectives.push_back({field<std::string>(c, "type", path, "collectives"),
+                              field<int>(c, "group_size", path, "collectives"),
+                              field<double>(c, "bytes", path, "collectives"),
+                              field<double>(c, "us", path, "collectives")});
+  }
+  return hw;
+}
+
+HwProfile readProfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) ETB_INPUT_ERROR(SourceLoc{path}, "cannot open the hardware profile");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return profileFromJson(ss.str(), path);
+}
+
+void checkProfileMatches(const HwProfile& hw, const std::string& path,
+                         const std::string& torch_version, const std::string& device) {
+  if (hw.identity.torch_version != torch_version) {
+    ETB_INPUT_ERROR(SourceLoc{path}, "identity.torch_version: profile taken with libtorch ",
+                    hw.identity.torch_version, ", this is ", torch_version,
+                    "; re-run et_profile_hw with this build");
+  }
+  const auto kind = [](const std::string& d) { return d.substr(0, d.find(':')); };
+  if (kind(hw.identity.device) != kind(device)) {
+    ETB_INPUT_ERROR(SourceLoc{path}, "identity.device: profile measured on ", hw.identity.device,
+                    ", prediction asked for ", device);
+  }
+}
+
+}  // namespace etb::predict

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+//
+// A measured description of one machine, independent of any trace: what
+// et_profile_hw writes and et_predict reads (schemas/hw_profile.schema.json).
+// Every figure is a raw measurement (shape or size -> microseconds); the
+// models in op_model.h interpolate between them, so a profile can be
+// re-used with a better model later without measuring again.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace etb::predict {
+
+struct HwIdentity {
+  std::string host;
+  std::string cpu_model;
+  int cores = 0;
+  std::string device = "cpu";
+  int threads = 1;  // intra-op threads the figures were taken with
+  std::string torch_version;
+  std::string mpi_version;
+  std::string etbench_version;
+  std::string created;  // UTC, ISO 8601
+  bool quick = false;
+};
+
+// One GEMM (or batched GEMM) measurement: C[b,m,n] = A[b,m,k] B[b,k,n].
+struct GemmPoint {
+  int64_t b = 1, m = 0, n = 0, k = 0;
+  double us = 0;
+};
+
+// One 2-D convolution, forward and backward (input and weight gradients).
+struct ConvPoint {
+  int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0, stride = 1, groups = 1;
+  double fwd_us = 0, bwd_us = 0;
+};
+
+// A memory-bound kernel at one size: `bytes` read + written in `us`.
+struct SizePoint {
+  double bytes = 0;
+  double us = 0;
+};
+
+// embedding_bag (sum pooling) over a [rows, dim] table: `batch` bags of
+// `pooling` indices drawn from `dist` ("uniform" or "zipf:ALPHA").
+struct EmbeddingPoint {
+  int64_t rows = 0, dim = 0, batch = 0, pooling = 0;
+  std::string dist = "uniform";
+  double fwd_us = 0, bwd_us = 0;
+};
+
+// _foreach_add_ over `tensors` tensors holding `elems` floats in total.
+struct ForeachPoint {
+  int64_t tensors = 0, elems = 0;
+  double us = 0;
+};
+
+// A collective on a group of `group_size` ranks, `bytes` per rank.
+struct CollectivePoint {
+  std::string type;  // "all_reduce", "all_gather", "all_to_all", ...
+  int group_size = 0;
+  double bytes = 0;
+  double us = 0;
+};
+
+struct HwProfile {
+  HwIdentity identity;
+  double dispatch_us = 0;  // one boxed call of a trivial op, as et_replay makes it
+  double view_us = 0;      // one boxed call of a view op (no data touched)
+  std::vector<GemmPoint> gemm;
+  std::vector<GemmPoint> bmm;
+  std::vector<ConvPoint> conv;
+  // Memory-bound curves by kernel class: "elementwise" (2 reads, 1 write),
+  // "unary" (1 read, 1 write), "reduction" (1 read), "copy" (strided copy).
+  std::map<std::string, std::vector<SizePoint>> bandwidth;
+  std::vector<EmbeddingPoint> embedding;
+  std::vector<ForeachPoint> foreach_ops;
+  std::vector<CollectivePoint> collectives;
+};
+
+// JSON text of a profile (stable key order) and back. fromJson throws
+// InputError naming `path` when a field is missing or of the wrong kind.
+std::string profileToJson(const HwProfile& profile);
+HwProfile profileFromJson(const std::string& text, const std::string& path);
+HwProfile readProfile(const std::string& path);
+
+// Refuses (InputError naming the profile and the field) a profile taken with
+// another libtorch version or another device kind than `device`.
+void checkProfileMatches(const HwProfile& profile, const std::string& path,
+                         const std::string& torch_version, const std::string& device);
+
+}  // namespace etb::predict

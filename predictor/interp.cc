@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+#include "predictor/interp.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace etb::predict {
+
+double curveUs(std::vector<SizePoint> c, double bytes) {
+  if (c.empty()) return 0;
+  std::sort(c.begin(), c.end(), [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
+  if (bytes <= c.front().bytes) return c.front().us;
+  if (bytes >= c.back().bytes) return c.back().us * bytes / c.back().bytes;
+  const auto hi = std::upper_bound(c.begin(), c.end(), bytes,
+                                   [](double b, const SizePoint& p) { return b < p.bytes; });
+  const auto lo = hi - 1;
+  const double f = std::log(bytes / lo->bytes) / std::log(hi->bytes / lo->bytes);
+  return std::exp(std::log(lo->us) + f * (std::log(hi->us) - std::log(lo->us)));
+}
+
+}  // namespace etb::predict

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+//
+// Interpolation over measured points, the two shapes the op models need:
+// a size curve (bytes -> time, log-log piecewise linear) and a nearest-
+// neighbour estimate in log2 shape space (GEMM, conv, embedding).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "predictor/hw_profile.h"
+
+namespace etb::predict {
+
+// Time of a kernel moving `bytes` on a measured curve: log-log linear
+// between points; below the first point its time (the latency floor);
+// beyond the last, that point's bandwidth (time grows linearly). 0 for an
+// empty curve.
+double curveUs(std::vector<SizePoint> curve, double bytes);
+
+// A measured point in log2 feature space with a value (log of throughput).
+template <size_t D>
+struct KnnPoint {
+  std::array<double, D> x;
+  double value = 0;
+};
+
+// Inverse-squared-distance weighted mean of the `k` nearest points' values
+// (an exact hit returns its value). The model of choice where throughput
+// varies smoothly with shape but not along one axis alone (skinny GEMMs).
+template <size_t D>
+double knnValue(const std::vector<KnnPoint<D>>& points, const std::array<double, D>& q,
+                size_t k = 4);
+
+}  // namespace etb::predict
+
+#include "predictor/interp_inl.h"

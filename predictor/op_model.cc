@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+#include "predictor/op_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "predictor/op_shapes.h"
+
+namespace etb::predict {
+namespace {
+
+double lg(double x) { return std::log2(std::max(x, 1.0)); }
+
+// log(FLOPs per microsecond) of a measured GEMM / conv.
+double logRate(double flops, double us) { return std::log(flops / std::max(us, 1e-3)); }
+
+// Solves the 3x3 system in the augmented matrix `a` (Gaussian elimination
+// with partial pivoting); false when singular.
+bool solve3(double a[3][4], double x[3]) {
+  for (int c = 0; c < 3; ++c) {
+    int p = c;
+    for (int r = c + 1; r < 3; ++r) {
+      if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
+    }
+    if (std::fabs(a[p][c]) < 1e-12) return false;
+    std::swap(a[p], a[c]);
+    for (int r = 0; r < 3; ++r) {
+      if (r == c) continue;
+      const double f = a[r][c] / a[c][c];
+      for (int k = c; k < 4; ++k) a[r][k] -= f * a[c][k];
+    }
+  }
+  for (int i = 0; i < 3; ++i) x[i] = a[i][3] / a[i][i];
+  return true;
+}
+
+const std::set<std::string> kGemm = {"mm", "addmm", "matmul", "linear", "_addmm_activation",
+                                     "bmm", "baddbmm", "mv", "addmv"};
+const std::set<std::string> kConv = {"convolution", "_convolution", "conv2d", "conv1d",
+                                     "mkldnn_convolution", "_convolution_mode", "thnn_conv2d",
+                                     "_slow_conv2d_forward", "slow_conv_dilated2d"};
+const std::set<std::string> kEmbFwd = {"embedding_bag", "_embedding_bag", "embedding",
+                                       "_embedding_bag_forward_only"};
+const std::set<std::string> kEmbBwd = {"_embedding_bag_backward", "_embedding_bag_dense_backward",
+                                       "embedding_backward", "embedding_dense_backward"};
+const std::set<std::string> kView = {
+    "view", "_unsafe_view", "_reshape_alias", "t", "transpose", "permute", "expand",
+    "expand_as", "select", "slice", "narrow", "as_strided", "unsqueeze", "squeeze", "detach",
+    "alias", "unbind", "split", "split_with_sizes", "chunk", "flatten", "unflatten", "view_as",
+    "numel", "size", "stride", "is_contiguous", "lift_fresh", "empty", "empty_like",
+    "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_", "record_stream"};
+// Ops that are views when the output is the input tensor, copies otherwise.
+const std::set<std::string> kMaybeCopy = {"reshape", "contiguous", "to", "_to_copy", "type_as"};
+const std::set<std::string> kTranscendental = {
+    "tanh", "exp", "sigmoid", "gelu", "log", "_softmax", "softmax", "log_softmax",
+    "_log_softmax", "erf", "silu", "pow", "rsqrt", "sqrt", "tanh_backward", "sigmoid_backward",
+    "gelu_backward", "_softmax_backward_data", "_log_softmax_backward_data", "silu_backward"};
+const std::set<std::string> kNorm = {
+    "native_layer_norm", "native_batch_norm", "layer_norm", "batch_norm", "group_norm",
+    "native_group_norm", "_batch_norm_impl_index", "native_layer_norm_backward",
+    "native_batch_norm_backward", "native_group_norm_backward", "_native_batch_norm_legit"};
+const std::set<std::string> kReduction = {"sum", "mean", "amax", "amin", "max", "min", "norm",
+                                          "var", "std", "argmax", "argmin", "any", "all",
+                                          "prod", "logsumexp", "linalg_vector_norm"};
+const std::set<std::string> kCopy = {"clone", "copy_", "cat", "stack", "index_select", "gather",
+                                     "scatter", "scatter_add", "index", "index_put_", "repeat",
+                                     "flip", "roll", "constant_pad_nd", "masked_fill",
+                                     "masked_fill_", "where"};
+// Write-only ops: one pass over the output.
+const std::set<std::string> kFill = {"fill_", "zero_", "zeros", "ones", "full", "zeros_like",
+                                     "ones_like", "full_like", "new_zeros", "new_ones"};
+}  // namespace
+
+std::string opKind(const trace::Trace& t, const trace::Node& node) {
+  return std::string(t.name(node));
+}
+
+OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(std::move(index_dist)) {
+  for (const GemmPoint& g : hw.gemm) {
+    gemm_.push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
+  }
+  for (const GemmPoint& g : hw.bmm) {
+    bmm_.push_back({{lg(g.b), lg(g.m), lg(g.n), lg(g.k)},
+                    logRate(2.0 * g.b * g.m * g.n * g.k, g.us)});
+  }
+  for (const ConvPoint& c : hw.conv) {
+    const ConvShape s = convShapeOf(c);
+    conv_fwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(s.flops(), c.fwd_us)});
+    conv_bwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(2 * s.flops(), c.bwd_us)});
+  }
+  fitEmbedding();
+  fitForeach();
+}
+
+void OpModel::fitEmbedding() {
+  const bool want_zipf = dist_.rfind("zipf", 0) == 0;
+  // Pairs of measurements that differ only in pooling give the per-row
+  // slope and, extrapolated to zero rows, the fixed part.
+  for (const EmbeddingPoint& lo : hw_.embedding) {
+    for (const EmbeddingPoint& hi : hw_.embedding) {
+      if ((lo.dist.rfind("zipf", 0) == 0) != want_zipf || lo.dist != hi.dist ||
+          lo.rows != hi.rows || lo.dim != hi.dim || hi.pooling <= lo.pooling) {
+        continue;
+      }
+      const double n_lo = static_cast<double>(lo.batch * lo.pooling);
+      const double n_hi = static_cast<double>(hi.batch * hi.pooling);
+      const std::array<double, 2> x{lg(lo.rows), lg(lo.dim)};
+      const double fwd_row = std::max((hi.fwd_us - lo.fwd_us) / (n_hi - n_lo), 1e-4);
+      const double bwd_row = std::max((hi.bwd_us - lo.bwd_us) / (n_hi - n_lo), 1e-4);
+      emb_fwd_row_.push_back({x, std::log(fwd_row)});
+      emb_fwd_fixed_.push_back({x, std::log(std::max(lo.fwd_us - fwd_row * n_lo, 0.1))});
+      emb_bwd_row_.push_back({x, std::log(bwd_row)});
+      emb_bwd_fill_.push_back({static_cast<double>(lo.rows * lo.dim) * 4,
+                               std::max(lo.bwd_us - bwd_row * n_lo, 0.1)});
+    }
+  }
+}
+
+void OpModel::fitForeach() {
+  // Least squares of us = a + b*tensors + c*elems over the measured lists.
+  double s[3][4] = {{0}};
+  for (const ForeachPoint& f : hw_.foreach_ops) {
+    const double x[3] = {1.0, static_cast<double>(f.tensors), static_cast<double>(f.elems)};
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) s[i][j] += x[i] * x[j];
+      s[i][3] += x[i] * f.us;
+    }
+  }
+  double coef[3] = {0, 0, 0};
+  if (solve3(s, coef)) {
+    fe_base_ = std::max(coef[0], 0.0);
+    fe_tensor_ = std::max(coef[1], 0.0);
+    fe_elem_ = std::max(coef[2], 0.0);
+  }
+}
+
+OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node) const {
+  std::string name(t.name(node));
+  if (name.rfind("aten::", 0) == 0) name = name.substr(6);
+  const OpShapes sh = opShapes(t, node);
+  if (kGemm.count(name)) {
+    const GemmDims d = gemmDims(name, sh);
+    if (d.valid) return {d.b > 1 && !bmm_.empty() ? bmmUs(d) : gemmUs(d.b * d.m, d.n, d.k), "gemm", false};
+  }
+  if (kConv.count(name)) return {convUs(sh, false), "conv", false};
+  if (name == "convolution_backward") return {convUs(sh, true), "conv", false};
+  if (kEmbFwd.count(name)) return {embeddingUs(sh, false), "embedding_bag", false};
+  if (kEmbBwd.count(name)) return {embeddingUs(sh, true), "embedding_bag", false};
+  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh), "foreach", false};
+  if (kView.count(name)) return {hw_.view_us, "view", false};
+  if (kMaybeCopy.count(name)) {
+    if (sh.outputSameAsInput()) return {hw_.view_us, "view", false};
+    return {memoryUs("copy", sh.bytes()), "memory:copy", false};
+  }
+  if (kTranscendental.count(name)) return {memoryUs("transcendental", sh.bytes()), "memory:transcendental", false};
+  if (kNorm.count(name)) return {memoryUs("norm", sh.bytes()), "memory:norm", false};
+  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes()), "memory:reduction", false};
+  // Contiguous copies stream like a unary kernel; the "copy" curve (a
+  // transposed source) is for contiguous() calls that had to copy.
+  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes()), "memory:copy", false};
+  if (kFill.count(name)) {
+    double out = 0;
+    for (const TensorFacts& f : sh.out) out += f.bytes;
+    return {memoryUs("unary", 2 * out) / 2, "memory:fill", false};
+  }
+  // In place (add_, mul_, ...): nothing allocated, so no page faults.
+  if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
+    return {memoryUs("inplace", sh.bytes()), "memory:inplace", false};
+  }
+  const std::string cls = sh.tensorInputs() >= 2 ? "elementwise" : "unary";
+  // A fallback: an op of unknown cost; the caller prefers its children's sum.
+  return {memoryUs(cls, sh.bytes()), "memory:" + cls, true};
+}
+
+double OpModel::gemmUs(double m, double n, double k) const {
+  const double flops = 2 * m * n * k;
+  if (gemm_.empty() || flops <= 0) return hw_.dispatch_us;
+  return std::max(flops / std::exp(knnValue(gemm_, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
+}
+
+double OpModel::bmmUs(const GemmDims& d) const {
+  const double flops = 2 * d.b * d.m * d.n * d.k;
+  return std::max(flops / std::exp(knnValue(bmm_, {lg(d.b), lg(d.m), lg(d.n), lg(d.k)})),
+                  hw_.dispatch_us);
+}
+
+double OpModel::convUs(const OpShapes& sh, bool backward) const {
+  const ConvShape c = convShapeOf(sh, backward);
+  const auto& pts = backward ? conv_bwd_ : conv_fwd_;
+  if (!c.valid || pts.empty()) return memoryUs("unary", sh.bytes());
+  const double rate = std::exp(knnValue(pts, {lg(c.m), lg(c.n), lg(c.k)}));
+  if (!backward) return std::max(c.flops() / rate, hw_.dispatch_us);
+  // output_mask (input 10) says which of grad_input / grad_weight are asked
+  // for; the profile measured both (2x the forward FLOPs).
+  double parts = 2;
+  if (sh.args.size() > 10 && sh.args[10]->kind == trace::ValueKind::kList &&
+      sh.args[10]->items.size() >= 2) {
+    parts = (sh.args[10]->items[0].b ? 1 : 0) + (sh.args[10]->items[1].b ? 1 : 0);
+  }
+  return std::max(parts * c.flops() / rate, hw_.dispatch_us);
+}
+
+double OpModel::embeddingUs(const OpShapes& sh, bool backward) const {
+  // forward: (weight[rows, dim], indices, offsets, ...); backward: (grad[bags,
+  // dim], indices, ..., num_weights): the table's rows are then the largest
+  // Int argument (num_weights; the others are flags, mode and padding_idx).
+  const TensorFacts* first = sh.inputArg(0);
+  const TensorFacts* idx = sh.inputArg(1);
+  if (!first || !idx || first->shape.size() != 2) return memoryUs("copy", sh.bytes());
+  double rows = static_cast<double>(first->shape[0]);
+  const double dim = static_cast<double>(first->shape[1]);
+  const double lookups = std::max(1.0, idx->numel);
+  if (backward) {
+    rows = 0;
+    for (const trace::Value* v : sh.args) {
+      if (v->kind == trace::ValueKind::kInt && v->i > 1) rows = std::max(rows, static_cast<double>(v->i));
+    }
+  }
+  if (emb_fwd_row_.empty()) return memoryUs("copy", lookups * dim * 4 * 2);
+  const std::array<double, 2> x{lg(rows), lg(dim)};
+  if (backward) {
+    return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
+  }
+  return std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
+}
+
+double OpModel::foreachUs(const OpShapes& sh) const {
+  if (sh.in_lists.empty()) return hw_.dispatch_us;
+  const double tensors = static_cast<double>(sh.in_lists.front().size());
+  double elems = 0;  // the fit's unit: a two-list op (read x, read y, write x)
+  for (const auto& list : sh.in_lists) {
+    for (const TensorFacts& f : list) elems += f.bytes / 4;
+  }
+  elems = elems * 2 / (static_cast<double>(sh.in_lists.size()) + 1);
+  return fe_base_ + fe_tensor_ * tensors + fe_elem_ * elems;
+}
+
+double OpModel::memoryUs(const std::string& cls, double bytes) const {
+  auto it = hw_.bandwidth.find(cls);
+  if (it == hw_.bandwidth.end()) it = hw_.bandwidth.find("unary");
+  if (it == hw_.bandwidth.end()) return hw_.dispatch_us;
+  return std::max(curveUs(it->second, bytes), hw_.dispatch_us);
+}
+
+double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes) const {
+  int best = 0;
+  for (const CollectivePoint& c : hw_.collectives) {
+    if (c.type != type) continue;
+    if (best == 0 || std::abs(c.group_size - group_size) < std::abs(best - group_size)) best = c.group_size;
+  }
+  if (best == 0) return -1;
+  std::vector<SizePoint> curve;
+  for (const CollectivePoint& c : hw_.collectives) {
+    if (c.type == type && c.group_size == best) curve.push_back({c.bytes, c.us});
+  }
+  // Ring algorithms move (n-1)/n of the data per rank: rescale between sizes.
+  const double scale = (group_size - 1.0) / group_size * best / (best - 1.0);
+  return curveUs(curve, algo_bytes) * (best == group_size ? 1.0 : scale);
+}
+
+}  // namespace etb::predict

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+//
+// The time of one operator on the profiled machine, from its recorded
+// shapes alone (nothing of the trace is executed). Each op kind has a model
+// family chosen for how its kernels behave on a CPU:
+//   gemm / bmm     FLOPs over a throughput interpolated in (m, n, k) shape
+//                  space (skinny GEMMs run far below peak, so no single
+//                  roofline fits them);
+//   conv           the same over the implicit-GEMM shape of the convolution,
+//                  forward and backward measured separately;
+//   embedding_bag  time per looked-up row by table size, width, pooling and
+//                  index distribution (cache reuse of hot rows is the point);
+//   foreach        a per-tensor cost plus bytes, fitted to _foreach_ loops;
+//   memory         bytes moved over a measured size curve for its class
+//                  (elementwise, unary, transcendental, reduction, copy);
+//   view           the dispatcher cost of a call that touches no data.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model/trace.h"
+#include "predictor/hw_profile.h"
+#include "predictor/interp.h"
+#include "predictor/op_shapes.h"
+
+namespace etb::predict {
+
+struct OpEstimate {
+  double us = 0;
+  std::string family;  // "gemm", "conv", "memory:unary", "view", ...
+  // No model knows this op: `us` is a bytes-moved guess, and a caller that
+  // has the op's recorded children should sum theirs instead.
+  bool fallback = false;
+};
+
+class OpModel {
+ public:
+  // `index_dist` as et_replay takes it: "uniform" or "zipf:ALPHA".
+  OpModel(const HwProfile& profile, std::string index_dist);
+
+  OpEstimate estimate(const trace::Trace& trace, const trace::Node& node) const;
+
+  // Time of one collective moving `algo_bytes` (nccl-tests size) on a group
+  // of `group_size` ranks: the measured curve of that type, from the
+  // nearest measured group size scaled by the ring factor. -1 when the
+  // profile has no curve for `type`.
+  double collectiveUs(const std::string& type, int group_size, double algo_bytes) const;
+
+ private:
+  void fitForeach();
+  double gemmUs(double m, double n, double k) const;
+  double bmmUs(const GemmDims& d) const;
+  double convUs(const OpShapes& shapes, bool backward) const;
+  double embeddingUs(const OpShapes& shapes, bool backward) const;
+  double foreachUs(const OpShapes& shapes) const;
+  double memoryUs(const std::string& cls, double bytes) const;
+
+  const HwProfile& hw_;
+  std::string dist_;
+  std::vector<KnnPoint<3>> gemm_, conv_fwd_, conv_bwd_;
+  std::vector<KnnPoint<4>> bmm_;
+  void fitEmbedding();
+  // embedding_bag: time = a fixed part + a part per looked-up row. The
+  // fixed part of the dense backward is the zero-filled [rows, dim]
+  // gradient (a curve over its bytes); the per-row part depends on where
+  // the rows live in the cache hierarchy (table size, width, distribution).
+  std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
+  std::vector<SizePoint> emb_bwd_fill_;
+  double fe_base_ = 0, fe_tensor_ = 0, fe_elem_ = 0;  // _foreach_ fit
+};
+
+// The op kind used to group predictions ("aten::mm").
+std::string opKind(const trace::Trace& trace, const trace::Node& node);
+
+}  // namespace etb::predict

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+#include "predictor/op_shapes.h"
+
+#include <numeric>
+
+namespace etb::predict {
+namespace {
+
+double product(const std::vector<int64_t>& v, size_t from, size_t to) {
+  double p = 1;
+  for (size_t i = from; i < to && i < v.size(); ++i) p *= static_cast<double>(v[i]);
+  return p;
+}
+
+TensorFacts factsOf(const trace::Trace& t, const trace::TensorRef& r, size_t arg) {
+  TensorFacts f;
+  f.shape = t.list(r.shape);
+  const int item = r.itemsize > 0 ? static_cast<int>(r.itemsize) : trace::dtypeSize(r.dtype);
+  f.numel = product(f.shape, 0, f.shape.size());
+  f.bytes = f.numel * (item > 0 ? item : 4);
+  f.tensor_id = r.tensor_id;
+  f.storage_id = r.storage_id;
+  f.arg = arg;
+  return f;
+}
+
+void collect(const trace::Trace& t, const std::vector<trace::Value>& values,
+             std::vector<TensorFacts>& flat, std::vector<std::vector<TensorFacts>>* lists) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const trace::Value& v = values[i];
+    if (v.kind == trace::ValueKind::kTensor) flat.push_back(factsOf(t, t.tensors[v.tensor], i));
+    if (v.kind != trace::ValueKind::kList && v.kind != trace::ValueKind::kTuple) continue;
+    std::vector<TensorFacts> items;
+    for (const trace::Value& item : v.items) {
+      if (item.kind == trace::ValueKind::kTensor) items.push_back(factsOf(t, t.tensors[item.tensor], i));
+    }
+    flat.insert(flat.end(), items.begin(), items.end());
+    if (lists && !items.empty()) lists->push_back(std::move(items));
+  }
+}
+}  // namespace
+
+double OpShapes::inputBytes() const {
+  double b = 0;
+  for (const TensorFacts& f : in) b += f.bytes;
+  return b;
+}
+
+double OpShapes::bytes() const {
+  double b = inputBytes();
+  for (const TensorFacts& f : out) b += f.bytes;
+  return b;
+}
+
+bool OpShapes::outputSameAsInput() const {
+  if (in.empty() || out.empty()) return false;
+  return out.front().tensor_id == in.front().tensor_id ||
+         (out.front().storage_id == in.front().storage_id && out.front().storage_id != 0);
+}
+
+const TensorFacts* OpShapes::inputArg(size_t arg) const {
+  for (const TensorFacts& f : in) {
+    if (f.arg == arg) return &f;
+  }
+  return nullptr;
+}
+
+OpShapes opShapes(const trace::Trace& t, const trace::Node& node) {
+  OpShapes s;
+  collect(t, node.inputs, s.in, &s.in_lists);
+  collect(t, node.outputs, s.out, nullptr);
+  for (const trace::Value& v : node.inputs) s.args.push_back(&v);
+  return s;
+}
+
+GemmDims gemmDims(const std::string& op, const OpShapes& s) {
+  const bool shifted = op == "addmm" || op == "baddbmm" || op == "addmv" || op == "_addmm_activation";
+  const TensorFacts* a = s.inputArg(shifted ? 1 : 0);
+  const TensorFacts* b = s.inputArg(shifted ? 2 : 1);
+  GemmDims d;
+  if (!a || !b || a->shape.empty() || b->shape.empty()) return d;
+  const auto& x = a->shape;
+  const auto& w = b->shape;
+  const size_t rx = x.size();
+  if (op == "linear") {  // x[..., K] @ w[N, K]^T
+    d = {true, 1, product(x, 0, rx - 1), static_cast<double>(w[0]), static_cast<double>(x[rx - 1])};
+  } else if (w.size() == 1) {  // matrix-vector
+    d = {true, 1, product(x, 0, rx - 1), 1, static_cast<double>(x[rx - 1])};
+  } else if (rx >= 3 && w.size() >= 3) {  // batched
+    d = {true, product(x, 0, rx - 2), static_cast<double>(x[rx - 2]),
+         static_cast<double>(w.back()), static_cast<double>(x[rx - 1])};
+  } else if (rx >= 2) {  // [..., M, K] @ [K, N]: batch folds into M
+    d = {true, 1, product(x, 0, rx - 1), static_cast<double>(w.back()), static_cast<double>(x[rx - 1])};
+  }
+  return d;
+}
+
+ConvShape convShapeOf(const ConvPoint& c) {
+  const double oh = static_cast<double>((c.h + 2 * (c.kh / 2) - c.kh) / c.stride + 1);
+  const double ow = static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);
+  return {true, static_cast<double>(c.n) * oh * ow, static_cast<double>(c.oc),
+          static_cast<double>(c.c / c.groups * c.kh * c.kw)};
+}
+
+ConvShape convShapeOf(const OpShapes& s, bool backward) {
+  // forward: (input, weight, ...) -> output; backward: (grad_out, input, weight)
+  const TensorFacts* y = backward ? s.inputArg(0) : (s.out.empty() ? nullptr : &s.out[0]);
+  const TensorFacts* w = s.inputArg(backward ? 2 : 1);
+  ConvShape c;
+  if (!y || !w || y->shape.size() < 3 || w->shape.size() < 3) return c;
+  c.valid = true;
+  c.m = y->shape[0] * product(y->shape, 2, y->shape.size());
+  c.n = static_cast<double>(w->shape[0]);
+  c.k = product(w->shape, 1, w->shape.size());
+  return c;
+}
+
+}  // namespace etb::predict

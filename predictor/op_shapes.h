@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+//
+// The shape facts the op models read from a recorded node: its tensors
+// (flattened out of lists), their bytes, and the derived GEMM / convolution
+// / embedding dimensions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/trace.h"
+#include "predictor/hw_profile.h"
+
+namespace etb::predict {
+
+struct TensorFacts {
+  std::vector<int64_t> shape;
+  double bytes = 0;
+  double numel = 0;
+  uint64_t tensor_id = 0, storage_id = 0;
+  size_t arg = 0;  // index of the node input (or output) it came from
+};
+
+struct OpShapes {
+  std::vector<TensorFacts> in, out;
+  std::vector<const trace::Value*> args;  // every input value, in order
+  std::vector<std::vector<TensorFacts>> in_lists;  // tensor-list inputs
+
+  double inputBytes() const;
+  double bytes() const;  // inputs + outputs
+  int tensorInputs() const { return static_cast<int>(in.size()); }
+  bool outputSameAsInput() const;
+  // The tensor that input argument `arg` holds; nullptr when not a tensor.
+  const TensorFacts* inputArg(size_t arg) const;
+};
+
+OpShapes opShapes(const trace::Trace& trace, const trace::Node& node);
+
+struct GemmDims {
+  bool valid = false;
+  double b = 1, m = 0, n = 0, k = 0;
+};
+// (b, m, n, k) of mm/addmm/bmm/baddbmm/matmul/linear/mv from the operands.
+GemmDims gemmDims(const std::string& op, const OpShapes& shapes);
+
+// A convolution as the implicit GEMM it runs: m = N*OH*OW, n = OC,
+// k = C/groups*KH*KW (flops() = 2*m*n*k).
+struct ConvShape {
+  bool valid = false;
+  double m = 0, n = 0, k = 0;
+  double flops() const { return 2 * m * n * k; }
+};
+ConvShape convShapeOf(const ConvPoint& point);
+// From a recorded convolution (input, weight, output) or
+// convolution_backward (grad_output, input, weight).
+ConvShape convShapeOf(const OpShapes& shapes, bool backward);
+
+}  // namespace etb::predict

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+//
+// et_predict TRACE --hw hw.json [--kineto K] [--report-json R] [--report-html H] ...
+// Predicts one iteration of a trace (per-rank patterns and folders as
+// et_replay takes them) on the machine a profile describes, without running
+// any of its ops. --write-chakra writes the trace set back as Chakra with
+// the predicted duration_micros, for a network simulator.
+#include <torch/version.h>
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/kineto/kineto_linker.h"
+#include "core/tools/tool_main.h"
+#include "core/trace_io.h"
+#include "predictor/predict_report.h"
+#include "predictor/predictor.h"
+
+namespace {
+using namespace etb;
+
+struct Flags {
+  std::string trace, hw, kineto, report_json, report_html, write_chakra;
+  bool quiet = false;
+  predict::PredictOptions options;
+};
+
+std::vector<trace::Trace> readAll(const Flags& f) {
+  std::vector<trace::Trace> traces;
+  for (const std::string& path : trace::expandRankPaths(f.trace)) traces.push_back(trace::readTrace(path));
+  if (!f.kineto.empty()) {
+    const std::vector<std::string> ks = trace::expandRankPaths(f.kineto);
+    if (ks.size() != traces.size()) {
+      ETB_INPUT_ERROR(SourceLoc{f.kineto}, ks.size(), " profiler files for ", traces.size(), " traces");
+    }
+    for (size_t i = 0; i < ks.size(); ++i) trace::linkKineto(traces[i], ks[i]);
+  }
+  return traces;
+}
+
+// Writes `traces` as Chakra with each predicted op's time as its duration.
+void writeTimed(std::vector<trace::Trace>& traces, const predict::Prediction& p,
+                const std::string& prefix) {
+  for (size_t r = 0; r < p.ranks.size(); ++r) {
+    trace::Trace& t = traces[traces.size() == 1 ? 0 : r];
+    for (const predict::OpPrediction& op : p.ranks[r].ops) {
+      if (trace::Node* n = t.find(op.node_id)) n->dur_us = op.us;
+    }
+    trace::writeTrace(t, prefix + "." + std::to_string(r) + ".et");
+  }
+}
+
+int predictMain(Flags& f, int argc, char** argv) {
+  const predict::HwProfile hw = predict::readProfile(f.hw);
+  predict::checkProfileMatches(hw, f.hw, TORCH_VERSION, f.options.device);
+  std::vector<trace::Trace> traces = readAll(f);
+  std::vector<const trace::Trace*> ptrs;
+  for (const trace::Trace& t : traces) ptrs.push_back(&t);
+  const predict::Prediction p = predict::predictIteration(ptrs, hw, f.options);
+  predict::ReportContext ctx{{argv, argv + argc}, f.trace, f.hw, hw.identity.host};
+  if (!f.quiet) predict::printPrediction(p, ctx, std::cout);
+  if (!f.report_json.empty()) predict::writePredictionJson(p, ctx, f.report_json);
+  if (!f.report_html.empty()) predict::writePredictionHtml(p, ctx, f.report_html);
+  if (!f.write_chakra.empty()) writeTimed(traces, p, f.write_chakra);
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Predict a recorded iteration's time from a hardware profile", "et_predict"};
+  Flags f;
+  app.add_option("trace", f.trace, "PyTorch ET / Chakra trace; per rank: bench.%d.et or a folder")
+      ->required();
+  app.add_option("--hw", f.hw, "hardware profile from et_profile_hw")->required();
+  app.add_option("--kineto", f.kineto, "profiler trace(s) of the same run: host time");
+  app.add_option("--iteration", f.options.iteration, "recorded iteration (ProfilerStep)")
+      ->capture_default_str();
+  app.add_option("--index-dist", f.options.index_dist, "index tensors: uniform or zipf:ALPHA")
+      ->capture_default_str();
+  app.add_option("--world-size", f.options.world_size, "ranks replaying one trace (0 = one per trace)");
+  app.add_option("--device", f.options.device, "device the prediction is for")->capture_default_str();
+  app.add_option("--report-json", f.report_json, "write the prediction as JSON");
+  app.add_option("--report-html", f.report_html, "write a self-contained HTML page");
+  app.add_option("--write-chakra", f.write_chakra, "write PREFIX.<rank>.et with predicted durations");
+  app.add_flag("--quiet", f.quiet, "no terminal report");
+  return runTool(app, argc, argv, [&] { return predictMain(f, argc, argv); });
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+#include "predictor/predictor.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+
+#include "core/base/error.h"
+#include "predictor/aten_call_counter.h"
+#include "predictor/op_model.h"
+#include "predictor/schedule.h"
+#include "replayer/comm/comm_plan.h"
+#include "replayer/op_selection.h"
+
+namespace etb::predict {
+namespace {
+using trace::CommType;
+
+// True when this libtorch has the op et_replay would call for `node`.
+bool resolvable(const trace::Trace& t, const trace::Node& node) {
+  const std::string name(t.name(node));
+  std::string overload;
+  const std::string_view schema = t.str(node.op_schema);
+  const size_t paren = schema.find('(');
+  if (paren != std::string_view::npos && schema.substr(0, name.size()) == name &&
+      paren > name.size() && schema[name.size()] == '.') {
+    overload = std::string(schema.substr(name.size() + 1, paren - name.size() - 1));
+  }
+  return c10::Dispatcher::singleton().findSchema({name, overload}).has_value();
+}
+
+// Costs of one rank's ops: a model where one knows the op, else the sum of
+// the op's recorded children (composites such as lstm or dropout), else
+// the model's bytes-moved fallback.
+class Coster {
+ public:
+  Coster(const trace::Trace& t, const OpModel& m) : t_(t), m_(m), children_(t.children()) {}
+
+  OpEstimate cost(uint32_t index) const {
+    const trace::Node& n = t_.nodes[index];
+    OpEstimate e = m_.estimate(t_, n);
+    if (!e.fallback) return e;
+    double sum = 0;
+    bool any = false;
+    for (uint32_t c : children_[index]) {
+      if (t_.nodes[c].kind != trace::NodeKind::kOperator) continue;
+      sum += cost(c).us;
+      any = true;
+    }
+    if (any) return {sum, "composite", false};
+    return e;
+  }
+
+ private:
+  const trace::Trace& t_;
+  const OpModel& m_;
+  std::vector<std::vector<uint32_t>> children_;
+};
+
+// The recorded gaps between consecutive top-level ops (the original's
+// host time: Python, autograd engine, optimizer loops), or -1 when the
+// trace carries no timings.
+double hostGapUs(const trace::Trace& t, const std::vector<replay::SelectedNode>& sel) {
+  double sum = 0, prev_end = -1;
+  bool timed = false;
+  for (const replay::SelectedNode& s : sel) {
+    const trace::Node& n = t.nodes[s.index];
+    if (n.start_us < 0 || n.dur_us < 0) continue;
+    timed = true;
+    if (prev_end >= 0 && n.start_us > prev_end) sum += n.start_us - prev_end;
+    prev_end = std::max(prev_end, n.start_us + n.dur_us);
+  }
+  return timed ? sum : -1;
+}
+
+class StepBuilder {
+ public:
+  StepBuilder(const trace::Trace& t, int rank, int world, const OpModel& m, Prediction& p,
+              RankPrediction& rp)
+      : t_(t), rank_(rank), world_(world), model_(m), coster_(t, m), p_(p), rp_(rp),
+        groups_(replay::comm::groupsOf(t, world)) {
+    // A trace with no process-group record runs on the world group.
+    replay::comm::GroupSpec w{"world", {}, true};
+    for (int r = 0; r < world; ++r) w.ranks.push_back(r);
+    groups_.push_back(std::move(w));
+  }
+
+  std::vector<Step> build(const PredictOptions& o) {
+    const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
+    const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
+    std::vector<Step> steps;
+    for (const replay::SelectedNode& s : sel) {
+      const trace::Node& n = t_.nodes[s.index];
+      rp_.ops.push_back({n.id, std::string(t_.name(n)), "", 0, 0});
+      Step step;
+      step.op = rp_.ops.size() - 1;
+      if (s.is_comm) comm(n, step);
+      else op(s.index, step);
+      steps.push_back(step);
+    }
+    if (p_.ops == 0 && rank_ == 0) {
+      ETB_INPUT_ERROR(SourceLoc{t_.path}, "iteration ", o.iteration, " has no operators to predict");
+    }
+    rp_.host_us = hostGapUs(t_, sel);
+    return steps;
+  }
+
+ private:
+  void op(uint32_t index, Step& step) {
+    OpPrediction& out = rp_.ops[step.op];
+    if (rank_ == 0) ++p_.ops;
+    if (!resolvable(t_, t_.nodes[index])) {
+      out.family = "skipped";
+      if (rank_ == 0) {
+        ++p_.skipped;
+        ++p_.skipped_by_reason["operator not in this libtorch"];
+      }
+      return;
+    }
+    const OpEstimate e = coster_.cost(index);
+    out.family = e.family;
+    out.us = step.us = e.us;
+    rp_.compute_us += e.us;
+    if (rank_ == 0) ++(e.fallback ? p_.fallback : p_.modelled);
+  }
+
+  void comm(const trace::Node& n, Step& step) {
+    OpPrediction& out = rp_.ops[step.op];
+    out.family = "comm";
+    if (rank_ == 0) ++p_.comms;
+    const trace::CommInfo& info = t_.comms[static_cast<size_t>(n.comm)];
+    step.pg = info.pg;
+    step.seq = info.seq;
+    if (info.type == CommType::kWait || n.kind == trace::NodeKind::kWait) {
+      step.kind = Step::Kind::kWait;
+      return;
+    }
+    if (world_ < 2 || !replay::comm::isDataCall(info.type)) return;  // local: completes at once
+    const replay::comm::GroupSpec& g = groupOf(info);
+    const replay::comm::Message m =
+        replay::comm::planMessage(t_, n, info, g, rank_, trace::DType::kFloat);
+    step.kind = Step::Kind::kCollective;
+    step.async = info.is_async;
+    step.members = replay::comm::isCollective(info.type) ? m.group_size : 2;
+    const std::string group = replay::comm::isCollective(info.type)
+                                  ? g.name
+                                  : g.name + ":" + std::to_string(std::min(rank_, static_cast<int>(m.peer))) +
+                                        "-" + std::to_string(std::max(rank_, static_cast<int>(m.peer)));
+    step.key = group + "#" + std::to_string(ordinal_[group]++);
+    double us = model_.collectiveUs(std::string(trace::commTypeName(m.type)), m.group_size,
+                                    static_cast<double>(m.algo_bytes));
+    if (us < 0) us = model_.collectiveUs("all_reduce", m.group_size, static_cast<double>(m.algo_bytes));
+    out.us = step.us = std::max(us, 0.0);
+    rp_.comm_us += step.us;
+  }
+
+  const replay::comm::GroupSpec& groupOf(const trace::CommInfo& info) const {
+    if (info.pg >= 0) {
+      const std::string& name = t_.process_groups[static_cast<size_t>(info.pg)].name;
+      for (const auto& g : groups_) {
+        if (g.name == name) return g;
+      }
+    }
+    for (const auto& g : groups_) {
+      if (g.is_world) return g;
+    }
+    return groups_.front();
+  }
+
+  const trace::Trace& t_;
+  int rank_, world_;
+  const OpModel& model_;
+  Coster coster_;
+  Prediction& p_;
+  RankPrediction& rp_;
+  std::vector<replay::comm::GroupSpec> groups_;
+  std::map<std::string, int64_t> ordinal_;
+};
+}  // namespace
+
+Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
+                            const HwProfile& profile, const PredictOptions& o) {
+  ETB_CHECK(!traces.empty());
+  const AtenCallCounter counter;
+  const int world = o.world_size > 0 ? o.world_size : static_cast<int>(traces.size());
+  const OpModel model(profile, o.index_dist);
+  Prediction p;
+  std::vector<std::vector<Step>> steps(static_cast<size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    const trace::Trace& t = *traces[traces.size() == 1 ? 0 : static_cast<size_t>(r)];
+    p.ranks.push_back({});
+    p.ranks.back().rank = r;
+    steps[static_cast<size_t>(r)] = StepBuilder(t, r, world, model, p, p.ranks.back()).build(o);
+  }
+  runSchedule(steps, p.ranks);
+  for (const RankPrediction& rp : p.ranks) p.iter_ms = std::max(p.iter_ms, rp.iter_us / 1e3);
+  const RankPrediction& r0 = p.ranks.front();
+  if (r0.host_us >= 0) p.iter_with_host_ms = r0.iter_us / 1e3 + r0.host_us / 1e3;
+  for (const OpPrediction& op : r0.ops) {
+    KindPrediction& k = p.kinds[op.name];
+    ++k.count;
+    k.us += op.us;
+    k.family = op.family;
+  }
+  p.aten_calls = counter.calls();
+  return p;
+}
+
+}  // namespace etb::predict

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+//
+// et_predict's engine: the time of one recorded iteration on the profiled
+// machine, without running any op of the trace. The same ops et_replay
+// would run (replay::selectNodes) are costed by OpModel; collectives come
+// from the profile's curves; ranks meet at every collective (its start is
+// the last member's arrival) and async collectives overlap the compute
+// until their wait, so the critical path over ranks and streams is what
+// the iteration takes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model/trace.h"
+#include "predictor/hw_profile.h"
+
+namespace etb::predict {
+
+struct PredictOptions {
+  int iteration = 0;                   // ProfilerStep index, as et_replay
+  std::string index_dist = "uniform";  // as et_replay's --index-dist
+  std::string device = "cpu";
+  int world_size = 0;  // one trace replayed by N ranks; 0 = number of traces
+};
+
+struct OpPrediction {
+  uint64_t node_id = 0;
+  std::string name;
+  std::string family;  // model family, "comm", "skipped"
+  double us = 0;       // own time (a collective: its transfer time)
+  double start_us = 0; // offset in the iteration, on its rank
+};
+
+struct RankPrediction {
+  int rank = 0;
+  double iter_us = 0;
+  double compute_us = 0;        // sum of op times
+  double comm_us = 0;           // sum of collective transfer times
+  double exposed_comm_us = 0;   // time blocked on communication
+  double host_us = -1;          // recorded host gaps (profiler linked), else -1
+  std::vector<OpPrediction> ops;
+};
+
+struct KindPrediction {
+  uint64_t count = 0;
+  double us = 0;
+  std::string family;
+};
+
+struct Prediction {
+  double iter_ms = 0;            // slowest rank, ops as et_replay runs them
+  double iter_with_host_ms = -1; // plus the recorded host gaps, when known
+  std::vector<RankPrediction> ranks;
+  std::map<std::string, KindPrediction> kinds;  // rank 0, by op name
+  uint64_t ops = 0, modelled = 0, fallback = 0, skipped = 0, comms = 0;
+  std::map<std::string, uint64_t> skipped_by_reason;
+  uint64_t aten_calls = 0;  // ATen ops that ran while predicting (must be 0)
+};
+
+// Predicts one iteration of `traces` (one per rank, or one for every rank
+// when options.world_size > 1). Throws InputError for traces that cannot be
+// predicted (no ops in the iteration, collectives that never match).
+Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
+                            const HwProfile& profile, const PredictOptions& options);
+
+}  // namespace etb::predict

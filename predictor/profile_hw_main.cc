@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+//
+// et_profile_hw -o hw.json [--device cpu] [--threads N] [--quick]
+// Measures this machine once, independent of any trace. Under mpirun the
+// compute side is measured by rank 0 alone (the others wait), then every
+// rank takes part in the collective sweep of the whole world.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "core/tools/tool_main.h"
+#include "predictor/hw_bench.h"
+#include "replayer/threads.h"
+
+namespace {
+using namespace etb;
+
+int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
+  if (o.device != "cpu") {
+    ETB_INPUT_ERROR(SourceLoc{"--device"}, "only cpu profiles are measured by this build (got \"",
+                    o.device, "\")");
+  }
+  if (o.threads < 1) ETB_INPUT_ERROR(SourceLoc{"--threads"}, "must be at least 1");
+  replay::CommOptions copts;
+  std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(copts);
+  replay::setIntraOpThreads(o.threads);
+  const bool root = comm->rank() == 0;
+  if (root && isatty(STDERR_FILENO)) {
+    o.progress = [](const std::string& what) { std::cerr << "et_profile_hw: " << what << "\n"; };
+  }
+  std::ofstream out;
+  if (root) {
+    out.open(out_path);
+    if (!out) ETB_INPUT_ERROR(SourceLoc{out_path}, "cannot write the profile");
+  }
+  predict::HwProfile hw;
+  hw.identity = predict::thisMachine(o, *comm);
+  if (root) predict::measureCompute(o, hw);
+  comm->barrier();
+  predict::measureCollectives(o, *comm, hw);
+  if (!root) return 0;
+  out << predict::profileToJson(hw);
+  std::cout << "et_profile_hw: wrote " << out_path << " (" << hw.gemm.size() << " GEMM, "
+            << hw.conv.size() << " conv, " << hw.embedding.size() << " embedding, "
+            << hw.collectives.size() << " collective points; " << comm->worldSize()
+            << " rank(s))\n";
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Measure this machine for et_predict", "et_profile_hw"};
+  std::string out_path;
+  predict::ProfileOptions o;
+  app.add_option("-o,--output", out_path, "hardware profile to write (JSON)")->required();
+  app.add_option("--device", o.device, "cpu")->capture_default_str();
+  app.add_option("--threads", o.threads, "intra-op threads, as et_replay --threads")
+      ->capture_default_str();
+  app.add_flag("--quick", o.quick, "fewer shapes and shorter timings (CI)");
+  return runTool(app, argc, argv, [&] { return profileMain(out_path, o); });
+}

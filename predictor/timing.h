@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+//
+// How et_profile_hw times one kernel: two warm-up calls, then calls until a
+// time budget is spent (at least 5), each timed on its own; the median is
+// robust to the odd preempted call on a shared machine.
+#pragma once
+
+#include <ATen/core/ivalue.h>
+
+#include <functional>
+#include <vector>
+
+namespace etb::predict {
+
+// Median microseconds of one call of `fn`. `quick` spends ~4 ms per kernel
+// instead of ~25 ms.
+double medianCallUs(const std::function<void()>& fn, bool quick);
+
+// One boxed call of aten::`name`.`overload` on a copy of `args`, the way
+// et_replay calls an op, timed by medianCallUs.
+double timeOp(const char* name, const char* overload, const std::vector<c10::IValue>& args,
+              bool quick);
+
+}  // namespace etb::predict

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/timed_trace.h"
+
+#include "core/trace_io.h"
+
+namespace etb::replay {
+
+TimedTraceStats applyReplayTimes(trace::Trace& t, const ReplayResult& r) {
+  for (trace::Node& n : t.nodes) {
+    n.dur_us = -1;
+    n.gpu_dur_us = -1;
+  }
+  t.kernels.clear();  // profiled kernel times would be mixed with measured ones
+  TimedTraceStats s;
+  for (const OpStat& op : r.ops) {
+    trace::Node* n = t.find(op.node_id);
+    if (n == nullptr) continue;
+    if (!op.replayed && !op.is_comm) {
+      ++s.skipped;
+      continue;
+    }
+    n->dur_us = op.replay_us;
+    ++s.timed;
+  }
+  return s;
+}
+
+TimedTraceStats writeTimedTrace(trace::Trace t, const ReplayResult& r, const std::string& path,
+                                int rank) {
+  const TimedTraceStats s = applyReplayTimes(t, r);
+  std::string out = path;
+  const size_t at = out.find("%d");
+  if (at != std::string::npos) out.replace(at, 2, std::to_string(rank));
+  trace::writeTrace(t, out);
+  return s;
+}
+
+}  // namespace etb::replay

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Predicted vs replayed iteration time, in the same run.
+#   scripts/predict_validate.sh [BUILD_DIR] [--quick] [--rounds N] [SAMPLE...]
+# Measures this machine once with et_profile_hw (before and independently of
+# the traces: it never reads them), then for each fleet sample alternates
+# et_replay (--threads 1, medians) and et_predict over N rounds and prints
+# the error of the median prediction against the median replay, and the
+# geometric mean of |error| (GMAE, as the published predictors report it).
+# Multi-rank samples (a folder with rank%d files) run under mpirun.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=()
+while (($#)); do
+  case "$1" in
+    --quick) QUICK=--quick ;;
+    --rounds) ROUNDS=$2; shift ;;
+    -*) echo "unknown flag $1" >&2; exit 2 ;;
+    *) if [ -d "$1/predictor" ]; then BUILD=$1; else SAMPLES+=("$1"); fi ;;
+  esac
+  shift
+done
+((${#SAMPLES[@]})) || SAMPLES=(mlp resnet18 transformer dlrm dlrm@zipf:1.1 ddp2)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+OUT=$(mktemp -d /tmp/predict_validate.XXXX)
+HW1=$OUT/hw1.json; HW2=$OUT/hw2.json
+t0=$(date +%s)
+"$BUILD/predictor/et_profile_hw" -o "$HW1" --threads 1 $QUICK
+mpirun -np 2 "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
+echo "# profiles took $(( $(date +%s) - t0 )) s ($HW1, $HW2)"
+
+field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+printf "# %-12s %12s %12s %9s\n" sample replay_ms predicted_ms error
+errs=()
+for entry in "${SAMPLES[@]}"; do
+  # SAMPLE@DIST replays and predicts with --index-dist DIST.
+  s=${entry%%@*}; dist=uniform; [ "$entry" != "$s" ] && dist=${entry#*@}
+  dir=fleet_samples/$s
+  if [ -f "$dir/$s.et.json.gz" ]; then
+    trace=$dir/$s.et.json.gz; launch=(); hw=$HW1
+  else
+    trace="$dir/$s.rank%d.et.json.gz"; n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
+    launch=(mpirun -np "$n"); hw=$HW2
+  fi
+  reps=(); preds=()
+  for ((r = 0; r < ROUNDS; r++)); do
+    "${launch[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
+      --index-dist "$dist" \
+      --report-json "$OUT/$s.replay.json"
+    reps+=("$(field "$OUT/$s.replay.json" "d['replay']['iter_ms']['median']")")
+    "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" \
+      --report-json "$OUT/$s.predict.json"
+    preds+=("$(field "$OUT/$s.predict.json" "d['predicted']['iter_ms']")")
+  done
+  read -r rep pred err < <(python3 -c "
+import statistics as st, sys
+r = st.median(map(float, sys.argv[1].split())); p = st.median(map(float, sys.argv[2].split()))
+print(r, p, (p - r) / r * 100)" "${reps[*]}" "${preds[*]}")
+  printf "  %-12s %12.2f %12.2f %+8.1f%%\n" "$entry" "$rep" "$pred" "$err"
+  errs+=("$err")
+done
+python3 -c "
+import math, sys
+e = [abs(float(x)) / 100 for x in sys.argv[1:]]
+print('# GMAE %.1f%% over %d samples; worst %.1f%%' % (100 * math.exp(sum(math.log(max(x, 4e-4)) for x in e) / len(e)), len(e), 100 * max(e)))" "${errs[@]}"

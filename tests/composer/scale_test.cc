@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// Dimension substitution, dtype change and world size on the fleet samples
+// and on the comm traces tests/mpi/make_comm_et.py writes.
+#include "composer/scale.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "composer/shape_check.h"
+#include "composer/world_size.h"
+#include "core/base/error.h"
+#include "core/trace_io.h"
+#include "tests/composer/compose_fixture.h"
+#include "tests/test_util.h"
+
+namespace etb::compose {
+namespace {
+using test::fleetSample;
+
+uint64_t countDim(const trace::Trace& t, int64_t d) {
+  uint64_t n = 0;
+  for (const trace::TensorRef& r : t.tensors) {
+    const auto& s = t.list(r.shape);
+    n += std::count(s.begin(), s.end(), d) > 0 ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(ScaleDim, HiddenSizeEverywhereAndConsistent) {
+  trace::Trace t = fleetSample("mlp");
+  const uint64_t with_1024 = countDim(t, 1024);
+  ASSERT_GT(with_1024, 0u);
+  for (size_t i = 0; i < t.nodes.size(); ++i) t.nodes[i].dur_us = 10;
+  const ScaleStats s = scaleDimension(t, 1024, 2048);
+  EXPECT_EQ(s.shapes, with_1024);
+  EXPECT_EQ(countDim(t, 1024), 0u);
+  for (const trace::TensorRef& r : t.tensors) {
+    const auto& shape = t.list(r.shape);
+    const int64_t numel = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
+    if (std::count(shape.begin(), shape.end(), 2048) > 0) {  // the ones it rewrote
+      EXPECT_EQ(r.numel, static_cast<uint64_t>(numel));
+    }
+  }
+  // A 256x1024 @ 1024x1024 linear now does 4x the FLOPs: addmm's time x4.
+  for (const trace::Node& n : t.nodes) {
+    if (t.name(n) == "aten::addmm" && t.tensors[n.outputs[0].tensor].numel == 256u * 2048) {
+      EXPECT_DOUBLE_EQ(n.dur_us, 40.0);
+      break;
+    }
+  }
+  const CheckReport rep = checkShapes(t);
+  EXPECT_GT(rep.by_method.at("meta"), 0u);
+}
+
+TEST(ScaleDim, DimensionThatDoesNotOccurIsRejected) {
+  trace::Trace t = fleetSample("mlp");
+  EXPECT_THROW(scaleDimension(t, 777, 778), InputError);
+  EXPECT_THROW(scaleDimension(t, 1, 2), InputError);
+}
+
+// d_model 256 = 4 heads x 64: a head size of 96 no longer splits 256.
+TEST(ScaleDim, BrokenAttentionHeadSplitNamesTheNode) {
+  trace::Trace t = fleetSample("transformer");
+  scaleDimension(t, 64, 96);
+  try {
+    checkShapes(t);
+    FAIL() << "the check must reject a broken head split";
+  } catch (const InputError& e) {
+    ASSERT_NE(e.loc().node_id, SourceLoc::kNoNode);
+    const trace::Node* n = t.find(e.loc().node_id);
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(e.loc().node_name, t.name(*n));
+    EXPECT_NE(std::string(e.what()).find("[128, 32, 96]"), std::string::npos) << e.what();
+  }
+}
+
+// Message sizes follow a substituted dimension and survive a write/read.
+TEST(ScaleDim, MessageSizesFollowTheirTensors) {
+  const std::string dir = test::makeTempDir("compose_msg");
+  std::string out;
+  ASSERT_EQ(test::runCommand("python3 " + std::string(ETB_SOURCE_DIR) + "/tests/mpi/make_comm_et.py groups " + dir, &out), 0)
+      << out;
+  trace::Trace t = trace::readTrace(dir + "/groups.rank0.et.json");
+  std::vector<uint64_t> before;
+  for (const auto& c : t.comms) before.push_back(c.in_elems);
+  // make_comm_et.py: the first world all_reduce moves 4096 floats, the
+  // all_to_all of group "1" 2048.
+  ASSERT_EQ(before.front(), 4096u);
+  const ScaleStats s = scaleDimension(t, 4096, 8192);
+  EXPECT_EQ(s.comms, t.comms.size());
+  trace::writeTrace(t, dir + "/scaled.json");
+  const trace::Trace back = trace::readTrace(dir + "/scaled.json");
+  for (size_t i = 0; i < back.comms.size(); ++i) {
+    EXPECT_EQ(back.comms[i].in_elems, before[i] == 4096 ? 8192u : before[i]) << "comm " << i;
+    EXPECT_EQ(back.comms[i].bytes, back.comms[i].in_elems * 4) << "comm " << i;
+  }
+}
+
+TEST(Dtype, Bf16ConvertsTensorsTypesAndDtypeArguments) {
+  trace::Trace t = fleetSample("mlp");
+  uint64_t floats = 0;
+  for (const auto& r : t.tensors) floats += r.dtype == trace::DType::kFloat ? 1 : 0;
+  const DtypeStats s = changeDtype(t, trace::DType::kFloat, trace::DType::kBFloat16);
+  EXPECT_EQ(s.tensors, floats);
+  for (const auto& r : t.tensors) {
+    EXPECT_NE(r.dtype, trace::DType::kFloat);
+    if (r.dtype == trace::DType::kBFloat16) {
+      EXPECT_EQ(r.itemsize, 2u);
+    }
+  }
+  for (const trace::Node& n : t.nodes) {
+    for (const trace::Value& v : n.inputs) {
+      EXPECT_EQ(t.str(v.type).find("Tensor(float)"), std::string::npos) << "node " << n.id;
+    }
+  }
+  // The check compares dtypes too: zeros(dtype=None) must now name bf16.
+  EXPECT_NO_THROW(checkShapes(t));
+  EXPECT_THROW(changeDtype(t, trace::DType::kFloat, trace::DType::kHalf), InputError);
+}
+
+TEST(WorldSize, Ddp2ToFourKeepsGradientBuckets) {
+  std::vector<trace::Trace> in;
+  for (int r = 0; r < 2; ++r) {
+    in.push_back(trace::readTrace(std::string(ETB_SOURCE_DIR) + "/fleet_samples/ddp2/ddp2.rank" +
+                                  std::to_string(r) + ".et.json.gz"));
+  }
+  WorldStats st;
+  const auto out = changeWorldSize(in, 4, &st);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(st.old_world, 2);
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(out[r].rank, static_cast<int64_t>(r));
+    ASSERT_EQ(out[r].process_groups.size(), 1u);
+    EXPECT_EQ(out[r].process_groups[0].ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+    std::vector<uint64_t> elems;
+    for (const auto& c : out[r].comms) elems.push_back(c.in_elems);
+    // README: buckets of 1,066,000 and 2,099,200 floats.
+    EXPECT_EQ(elems, (std::vector<uint64_t>{1066000, 2099200}));
+  }
+}
+
+TEST(WorldSize, SubGroupsTileAndShardsResize) {
+  const std::string dir = test::makeTempDir("compose_groups");
+  std::string out;
+  ASSERT_EQ(test::runCommand("python3 " + std::string(ETB_SOURCE_DIR) +
+                                 "/tests/composer/make_sharded_et.py " + dir,
+                             &out),
+            0)
+      << out;
+  std::vector<trace::Trace> in;
+  for (int r = 0; r < 2; ++r) in.push_back(trace::readTrace(dir + "/sharded.rank" + std::to_string(r) + ".et.json"));
+  const auto four = changeWorldSize(in, 4);
+  ASSERT_EQ(four.size(), 4u);
+  for (const trace::Trace& t : four) {
+    for (const trace::CommInfo& c : t.comms) {
+      const std::string type(trace::commTypeName(c.type));
+      // make_sharded_et.py: full tensors of 4096 elements, rows of 16.
+      if (type == "all_gather") {
+        EXPECT_EQ(c.in_elems, 4096u / 4);
+      } else if (type == "reduce_scatter") {
+        EXPECT_EQ(c.out_elems, 4096u / 4);
+      } else if (type == "all_to_allv") {
+        EXPECT_EQ(c.in_splits, (std::vector<int64_t>{64, 64, 64, 64}));
+      }
+    }
+    EXPECT_NO_THROW(checkShapes(t));
+  }
+  EXPECT_THROW(changeWorldSize(in, 3), InputError) << "4096 does not divide by 3";
+}
+
+}  // namespace
+}  // namespace etb::compose

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// Repeat, concat and interleave on the fleet samples.
+#include "composer/splice.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "composer/selector.h"
+#include "composer/shape_check.h"
+#include "core/base/error.h"
+#include "tests/composer/compose_fixture.h"
+
+namespace etb::compose {
+namespace {
+using test::fleetSample;
+using test::topLevelOps;
+
+// The mlp's first Linear + ReLU (node ids 60 and 72 in the ET).
+trace::Trace mlpLayer() {
+  return selectNodes(fleetSample("mlp"), {parseSelector("ids:60-78")});
+}
+
+const trace::Node* nth(const trace::Trace& t, std::string_view name, size_t k) {
+  for (const trace::Node& n : t.nodes) {
+    if (t.name(n) == name && n.kind == trace::NodeKind::kOperator && k-- == 0) return &n;
+  }
+  return nullptr;
+}
+
+const trace::TensorRef& arg(const trace::Trace& t, const std::vector<trace::Value>& v, size_t i) {
+  return t.tensors[v.at(i).tensor];
+}
+
+TEST(Repeat, CopiesChainThroughTheLayerOutput) {
+  const trace::Trace layer = mlpLayer();
+  RepeatStats stats;
+  const trace::Trace r = repeatTrace(layer, 4, &stats);
+  EXPECT_EQ(stats.copies, 3u);
+  EXPECT_EQ(topLevelOps(r), (std::map<std::string, uint64_t>{{"aten::linear", 4}, {"aten::relu", 4}}));
+  // Ids are fresh and consecutive; parents are earlier nodes.
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    EXPECT_EQ(r.nodes[i].id, i + 1);
+    if (r.nodes[i].parent != 0 && r.nodes[i].parent != r.nodes[i].id) {
+      EXPECT_NE(r.find(r.nodes[i].parent), nullptr) << "node " << r.nodes[i].id;
+    }
+  }
+  std::set<uint64_t> weight_storages;
+  for (size_t k = 0; k < 4; ++k) {
+    const trace::Node* lin = nth(r, "aten::linear", k);
+    const trace::Node* relu = nth(r, "aten::relu", k);
+    ASSERT_TRUE(lin && relu);
+    weight_storages.insert(arg(r, lin->inputs, 1).storage_id);
+    if (k == 0) continue;
+    // Copy k reads copy k-1's ReLU output, by identity.
+    const trace::TensorRef& in = arg(r, lin->inputs, 0);
+    const trace::TensorRef& prev = arg(r, nth(r, "aten::relu", k - 1)->outputs, 0);
+    EXPECT_EQ(in.tensor_id, prev.tensor_id) << "copy " << k;
+    EXPECT_EQ(in.storage_id, prev.storage_id) << "copy " << k;
+  }
+  EXPECT_EQ(weight_storages.size(), 4u) << "each copy has its own weight";
+  EXPECT_EQ(r.iterations.size(), 1u);
+  EXPECT_NO_THROW(checkShapes(r));
+}
+
+TEST(Repeat, WholeIterationKeepsMarkersAndCopiesTimes) {
+  trace::Trace t = fleetSample("transformer");
+  for (size_t i = 0; i < t.nodes.size(); ++i) {  // give it recorded times
+    t.nodes[i].start_us = static_cast<double>(i);
+    t.nodes[i].dur_us = 1;
+  }
+  const trace::Trace r = repeatTrace(t, 3);
+  const uint64_t once = test::topLevelCount(t);
+  EXPECT_EQ(test::topLevelCount(r), 3 * once);
+  ASSERT_EQ(r.iterations.size(), 1u);
+  EXPECT_EQ(r.iterations[0].name, "ProfilerStep#13");
+  // The last copy of the last node starts two body spans later.
+  double last = 0;
+  for (const trace::Node& n : r.nodes) last = std::max(last, n.start_us);
+  EXPECT_GT(last, 2.0 * static_cast<double>(t.nodes.size()) - 20);
+  EXPECT_THROW(repeatTrace(t, 0), InputError);
+}
+
+TEST(Concat, TwoSamplesRunOneAfterTheOther) {
+  const trace::Trace a = mlpLayer();
+  const trace::Trace b = selectNodes(fleetSample("resnet18"), {parseSelector("phase:forward")});
+  const trace::Trace c = concatTraces(a, b);
+  const auto ops = topLevelOps(c);
+  EXPECT_EQ(ops.at("aten::linear"), 1u + topLevelOps(b).at("aten::linear"));
+  EXPECT_EQ(ops.at("aten::conv2d"), topLevelOps(b).at("aten::conv2d"));
+  EXPECT_EQ(c.iterations.size(), 2u);
+  // No tensor of b's part aliases one of a's.
+  std::set<uint64_t> a_ids;
+  for (const auto& r : a.tensors) a_ids.insert(r.storage_id);
+  const trace::Node* conv = nth(c, "aten::conv2d", 0);
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(a_ids.count(arg(c, conv->inputs, 0).storage_id), 0u);
+  EXPECT_NO_THROW(checkShapes(c));
+}
+
+TEST(Interleave, ComputeOfOneCommOfAnother) {
+  const trace::Trace r = interleaveTraces(fleetSample("mlp"), fleetSample("ddp2"));
+  const auto ops = topLevelOps(r);
+  EXPECT_EQ(ops.at("c10d::allreduce_"), 2u);
+  EXPECT_EQ(ops.at("aten::linear"), 5u);
+  // Spread out: the two collectives are not adjacent, and not at the ends.
+  std::vector<std::string> order;
+  for (const trace::Node& n : r.nodes) {
+    if (n.comm >= 0 || r.name(n) == "aten::linear") order.push_back(std::string(r.name(n)));
+  }
+  EXPECT_NE(order.front(), "c10d::allreduce_");
+  EXPECT_EQ(r.process_groups.size(), 1u);
+  EXPECT_THROW(interleaveTraces(fleetSample("mlp"), fleetSample("mlp")), InputError);
+}
+
+}  // namespace
+}  // namespace etb::compose

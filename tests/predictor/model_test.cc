@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// The op models against closed forms: a shape that the profile measured
+// exactly must predict the measured time; interpolation must follow its
+// stated rule. Expected values come from the hand-made profile below, not
+// from the model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "predictor/interp.h"
+#include "predictor/op_model.h"
+#include "tests/replayer/trace_builder.h"
+
+namespace etb::predict {
+namespace {
+using test::TraceBuilder;
+using trace::DType;
+
+HwProfile handProfile() {
+  HwProfile hw;
+  hw.dispatch_us = 1.0;
+  hw.view_us = 0.5;
+  hw.gemm = {{1, 64, 32, 128, 40.0}, {1, 256, 256, 256, 900.0}, {1, 16, 16, 16, 2.0},
+             {1, 1024, 64, 512, 3000.0}};
+  hw.conv = {{2, 8, 16, 16, 16, 3, 3, 1, 1, 100.0, 260.0}};
+  hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}, {16000, 8}};
+  hw.bandwidth["elementwise"] = {{1500, 3}, {6000, 6}};
+  return hw;
+}
+
+TEST(Interp, CurveIsLogLogLinearBetweenPointsAndLinearBeyond) {
+  const std::vector<SizePoint> c = {{1000, 2}, {4000, 4}, {16000, 8}};
+  EXPECT_DOUBLE_EQ(curveUs(c, 1000), 2);
+  EXPECT_NEAR(curveUs(c, 2000), 2 * std::sqrt(2.0), 1e-9);  // halfway in log-log
+  EXPECT_DOUBLE_EQ(curveUs(c, 10), 2);                       // latency floor
+  EXPECT_DOUBLE_EQ(curveUs(c, 32000), 16);                   // last bandwidth
+}
+
+TEST(Interp, KnnReturnsAnExactHitAndAveragesEquidistantNeighbours) {
+  const std::vector<KnnPoint<2>> pts = {{{0, 0}, 1.0}, {{2, 0}, 3.0}, {{10, 10}, 100.0}};
+  EXPECT_DOUBLE_EQ(knnValue(pts, {0, 0}), 1.0);
+  EXPECT_DOUBLE_EQ(knnValue(pts, {1, 0}, 2), 2.0);
+}
+
+TEST(OpModel, GemmAtAMeasuredShapePredictsTheMeasuredTime) {
+  const HwProfile hw = handProfile();
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
+  // linear: x[4, 16, 128] @ w[32, 128]^T is the GEMM m = 64, n = 32, k = 128.
+  const auto x = b.tensor({4, 16, 128}), lw = b.tensor({32, 128}), ly = b.tensor({4, 16, 32});
+  b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+       {x, lw, trace::makeNone(b.trace())}, {ly});
+  const trace::Trace t = b.finish();
+  for (size_t i = 2; i < 4; ++i) {
+    const OpEstimate e = model.estimate(t, t.nodes[i]);
+    EXPECT_EQ(e.family, "gemm");
+    EXPECT_NEAR(e.us, 40.0, 1e-6) << t.str(t.nodes[i].name);
+  }
+}
+
+TEST(OpModel, ConvUsesItsImplicitGemmShapeAndTheBackwardMask) {
+  const HwProfile hw = handProfile();
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto x = b.tensor({2, 8, 16, 16}), w = b.tensor({16, 8, 3, 3}), y = b.tensor({2, 16, 16, 16});
+  b.op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, SymInt[] padding, "
+       "int[] dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor",
+       {x, w, trace::makeNone(b.trace())}, {y});
+  trace::Value mask;
+  mask.kind = trace::ValueKind::kList;
+  mask.items = {trace::makeBool(b.trace(), false), trace::makeBool(b.trace(), true),
+                trace::makeBool(b.trace(), false)};
+  std::vector<trace::Value> in = {y, x, w};
+  while (in.size() < 10) in.push_back(trace::makeNone(b.trace()));
+  in.push_back(mask);
+  b.op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, ...)", in, {w});
+  const trace::Trace t = b.finish();
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 100.0, 1e-6);
+  // Only grad_weight asked for: half of the measured (input + weight) backward.
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 130.0, 1e-6);
+}
+
+TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
+  const HwProfile hw = handProfile();
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto a = b.tensor({500}), r = b.tensor({500});  // 2000 + 2000 bytes
+  b.op("aten::relu(Tensor self) -> Tensor", {a}, {r});
+  const auto v = b.tensor({10, 50}, DType::kFloat, 0);
+  b.op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", {a}, {v});
+  const trace::Trace t = b.finish();
+  const OpEstimate relu = model.estimate(t, t.nodes[2]);
+  EXPECT_EQ(relu.family, "memory:unary");
+  EXPECT_NEAR(relu.us, 4.0, 1e-9);
+  EXPECT_EQ(model.estimate(t, t.nodes[3]).family, "view");
+  EXPECT_DOUBLE_EQ(model.estimate(t, t.nodes[3]).us, 0.5);
+}
+
+TEST(OpModel, CollectivesReadTheirCurveAndRescaleToAnotherGroupSize) {
+  HwProfile hw = handProfile();
+  hw.collectives = {{"all_reduce", 2, 1e6, 100}, {"all_reduce", 2, 4e6, 400}};
+  const OpModel model(hw, "uniform");
+  EXPECT_NEAR(model.collectiveUs("all_reduce", 2, 2e6), 200, 1e-6);
+  // A ring moves (n-1)/n per rank: 4 ranks move 3/4 against 2 ranks' 1/2.
+  EXPECT_NEAR(model.collectiveUs("all_reduce", 4, 2e6), 300, 1e-6);
+  EXPECT_LT(model.collectiveUs("all_gather", 2, 2e6), 0);
+}
+
+}  // namespace
+}  // namespace etb::predict

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// The cross-rank schedule against hand-computed timelines.
+#include <gtest/gtest.h>
+
+#include "core/base/error.h"
+#include "predictor/schedule.h"
+
+namespace etb::predict {
+namespace {
+
+Step compute(size_t op, double us) {
+  Step s;
+  s.op = op;
+  s.us = us;
+  return s;
+}
+
+Step collective(size_t op, double us, const std::string& key, int members, bool async = false) {
+  Step s = compute(op, us);
+  s.kind = Step::Kind::kCollective;
+  s.key = key;
+  s.members = members;
+  s.async = async;
+  s.pg = 0;
+  s.seq = 7;
+  return s;
+}
+
+Step waitFor(size_t op) {
+  Step s = compute(op, 0);
+  s.kind = Step::Kind::kWait;
+  s.pg = 0;
+  s.seq = 7;
+  return s;
+}
+
+std::vector<RankPrediction> ranks(size_t n, size_t ops) {
+  std::vector<RankPrediction> r(n);
+  for (auto& rp : r) rp.ops.resize(ops);
+  return r;
+}
+
+TEST(Schedule, TheSlowestRankSetsWhenASynchronousCollectiveEnds) {
+  std::vector<RankPrediction> r = ranks(2, 2);
+  runSchedule({{compute(0, 10), collective(1, 5, "g#0", 2)},
+               {compute(0, 30), collective(1, 5, "g#0", 2)}},
+              r);
+  EXPECT_DOUBLE_EQ(r[0].iter_us, 35);
+  EXPECT_DOUBLE_EQ(r[1].iter_us, 35);
+  EXPECT_DOUBLE_EQ(r[0].exposed_comm_us, 25);  // waited 20 for rank 1, then 5
+  EXPECT_DOUBLE_EQ(r[1].exposed_comm_us, 5);
+  EXPECT_DOUBLE_EQ(r[0].ops[1].start_us, 10);
+}
+
+TEST(Schedule, AnAsyncCollectiveOverlapsComputeUntilItsWait) {
+  std::vector<RankPrediction> r = ranks(2, 3);
+  // Posted at 0 on both ranks, 5 us transfer; rank 0 computes 20 before its
+  // wait (no exposure), rank 1 only 2 (blocked 3 more).
+  runSchedule({{collective(0, 5, "g#0", 2, true), compute(1, 20), waitFor(2)},
+               {collective(0, 5, "g#0", 2, true), compute(1, 2), waitFor(2)}},
+              r);
+  EXPECT_DOUBLE_EQ(r[0].iter_us, 20);
+  EXPECT_DOUBLE_EQ(r[0].exposed_comm_us, 0);
+  EXPECT_DOUBLE_EQ(r[1].iter_us, 5);
+  EXPECT_DOUBLE_EQ(r[1].exposed_comm_us, 3);
+}
+
+TEST(Schedule, AnUnwaitedAsyncCollectiveEndsTheIteration) {
+  std::vector<RankPrediction> r = ranks(1, 2);
+  runSchedule({{compute(0, 1), collective(1, 9, "g#0", 1, true)}}, r);
+  EXPECT_DOUBLE_EQ(r[0].iter_us, 10);
+}
+
+TEST(Schedule, CollectiveSequencesThatNeverMatchNameTheRankAndNode) {
+  std::vector<RankPrediction> r = ranks(2, 1);
+  r[1].ops[0].node_id = 42;
+  r[1].ops[0].name = "record_param_comms";
+  try {
+    runSchedule({{compute(0, 1)}, {collective(0, 5, "g#0", 2)}}, r);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.loc().node_id, 42u);
+    EXPECT_EQ(e.loc().file, "rank 1");
+  }
+}
+
+}  // namespace
+}  // namespace etb::predict
