@@ -156,6 +156,112 @@ def buildDdpMlp(gen):
                          "input": [batch, hidden]}
 
 
+def buildLstm(gen):
+    batch, seq, features, hidden, layers, classes = 16, 32, 64, 128, 2, 10
+    model = _LstmClassifier(features, hidden, layers, classes)
+    x = torch.randn(batch, seq, features, generator=gen)
+    y = torch.randint(0, classes, (batch,), generator=gen)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
+                  "nn.LSTM 2 layers, 64 -> 128 hidden, batch 16 x seq 32, last step -> Linear 128->10, "
+                  "cross-entropy, SGD momentum",
+                  {"batch": batch, "seq": seq, "features": features, "hidden": hidden,
+                   "layers": layers, "input": [batch, seq, features]},
+                  False, "the CPU LSTM runs small per-time-step GEMMs and its backward is hundreds "
+                  "of small autograd nodes: the autograd engine's host time is a large share")
+
+
+class _LstmClassifier(nn.Module):
+    def __init__(self, features, hidden, layers, classes):
+        super().__init__()
+        self.lstm = nn.LSTM(features, hidden, layers, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1])
+
+
+def buildConvAdamW(gen):
+    batch, image, classes = 16, 64, 10
+    model = nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, classes))
+    x = torch.randn(batch, 3, image, image, generator=gen)
+    y = torch.randint(0, classes, (batch,), generator=gen)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
+                  "3 x (Conv2d 3x3 + BatchNorm + ReLU) 3->32->64->64 (stride 1, 2, 2), global "
+                  "avg-pool, Linear 64->10, batch 16, 3x64x64, cross-entropy, AdamW(foreach=True)",
+                  {"batch": batch, "input": [batch, 3, image, image], "classes": classes},
+                  True, "convolutions dominate the step; AdamW's _foreach_* ops take "
+                  "Scalar[] lists")
+
+
+class _CausalSelfAttention(nn.Module):
+    def __init__(self, d_model, heads, seq):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.register_buffer("mask", torch.ones(seq, seq, dtype=torch.bool).triu(1))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (c // self.heads) ** 0.5)
+        att = att.masked_fill(self.mask[:t, :t], float("-inf")).softmax(dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(b, t, c))
+
+
+class _Block(nn.Module):
+    def __init__(self, d_model, heads, seq):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.attn = _CausalSelfAttention(d_model, heads, seq)
+        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                 nn.Linear(4 * d_model, d_model))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class _Gpt(nn.Module):
+    def __init__(self, vocab, d_model, heads, layers, seq):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(seq, d_model)
+        self.blocks = nn.Sequential(*[_Block(d_model, heads, seq) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab, bias=False)
+
+    def forward(self, idx):
+        pos = torch.arange(idx.shape[1])
+        x = self.blocks(self.tok(idx) + self.pos(pos))
+        return self.head(self.ln(x)).flatten(0, 1)
+
+
+def buildGpt(gen):
+    batch, seq, vocab, d_model, heads, layers = 8, 64, 1024, 128, 4, 2
+    model = _Gpt(vocab, d_model, heads, layers, seq)
+    idx = torch.randint(0, vocab, (batch, seq), generator=gen)
+    target = torch.randint(0, vocab, (batch * seq,), generator=gen)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)
+    return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (idx,), target),
+                  "GPT-style decoder: token + position Embedding, 2 blocks (pre-LayerNorm, causal "
+                  "self-attention 4 heads with a triu mask + masked_fill, MLP 128->512->128 GELU), "
+                  "LayerNorm, Linear 128->1024 head, batch 8 x seq 64, cross-entropy, "
+                  "AdamW(foreach=True)",
+                  {"batch": batch, "seq": seq, "vocab": vocab, "d_model": d_model,
+                   "heads": heads, "layers": layers, "input": [batch, seq]},
+                  False, "many small ops (attention per head, LayerNorm, foreach optimizer over "
+                  "30 parameters) at this size: host time between ops is a large share")
+
+
 def buildDdpTransformer(gen):
     """A small encoder for DDP samples: 2 to 4 ranks share 2 cores, so each rank's step is kept
     to tens of milliseconds (the single-rank transformer sample is 20x bigger)."""
@@ -172,4 +278,4 @@ def buildDdpTransformer(gen):
 DDP_BUILDERS = {"mlp": buildDdpMlp, "transformer": buildDdpTransformer}
 
 BUILDERS = {"mlp": buildMlp, "resnet18": buildResnet18, "transformer": buildTransformer,
-            "dlrm": buildDlrm}
+            "dlrm": buildDlrm, "lstm": buildLstm, "conv_adamw": buildConvAdamW, "gpt": buildGpt}

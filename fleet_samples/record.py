@@ -5,9 +5,11 @@ trace observer and the profiler over the same window.
 Run with Debian's python (torch 1.13 CPU):
   /usr/bin/python3 fleet_samples/record.py --model mlp [--out-dir DIR] [--threads 1]
   /usr/bin/python3 fleet_samples/record.py --model ddp2          # 2 gloo ranks on 127.0.0.1
+  /usr/bin/python3 fleet_samples/record.py --model mlp --metrics-only   # only <name>.metrics.json
   /usr/bin/python3 fleet_samples/record.py --model ddp_transformer4   # DDP at 4 ranks
 
-Writes <out-dir>/<name>.et.json.gz, <name>.kineto.json.gz, <name>.chrome_legacy.json.gz and
+Writes <out-dir>/<name>.et.json.gz, <name>.kineto.json.gz, <name>.chrome_legacy.json.gz,
+<name>.metrics.json (the original's CPU utilisation, peak RSS, threads; NVML on a GPU) and
 <name>.meta.json (for ddp2 one et/kineto/chrome_legacy file per rank: ddp2.rank<R>.*).
 See fleet_samples/README.md for what each file holds and why.
 """
@@ -24,6 +26,7 @@ from torch.autograd.profiler import record_function
 from torch.profiler import ExecutionGraphObserver, ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import metrics  # noqa: E402
 import models  # noqa: E402
 import trace_files  # noqa: E402
 
@@ -105,27 +108,52 @@ def timingMeta(times, traced_ms, step_index, warmup):
     }
 
 
+def timeWithMetrics(args, step):
+    """Times the plain steps and measures the original's system metrics over them."""
+    with metrics.Region(use_gpu=torch.cuda.is_available()) as region:
+        times = timeIterations(step, args.warmup, args.iters)
+    window = "plain steps %d..%d (after %d warmup steps), no observer or profiler attached" % (
+        args.warmup, args.warmup + args.iters - 1, args.warmup)
+    return times, metrics.build(region, torch.get_num_threads(), window,
+                                same_process=not args.metrics_only)
+
+
 def recordSingle(args):
     gen = torch.Generator().manual_seed(args.seed)
     torch.manual_seed(args.seed)
     sample = models.BUILDERS[args.model](gen)
-    times = timeIterations(sample.step, args.warmup, args.iters)
-    step_index = args.warmup + args.iters
+    times, metrics_doc = timeWithMetrics(args, sample.step)
     prefix = os.path.join(args.out_dir, args.model)
+    if args.metrics_only:
+        # Adds the sidecar to a committed sample without touching its traces: the same program
+        # and settings in a new process (same_process_as_trace false says so).
+        metrics_doc["original_iter_ms_median"] = round(statistics.median(times), 3)
+        metrics.write(prefix + ".metrics.json", metrics_doc)
+        print(json.dumps({"name": args.model, "metrics": prefix + ".metrics.json"}))
+        return
+    step_index = args.warmup + args.iters
     traced_ms = recordWindow(sample.step, prefix, step_index)
+    props = metrics.deviceProperties(prefix + ".kineto.json.gz")
+    if props:
+        metrics_doc["device_properties"] = props
+    metrics_doc["original_iter_ms_median"] = round(statistics.median(times), 3)
+    metrics.write(prefix + ".metrics.json", metrics_doc)
     meta = baseMeta(args, args.model)
     meta.update({"model": sample.description, "shapes": sample.shapes,
                  "compute_bound": sample.compute_bound, "compute_bound_why": sample.why,
                  "files": {"et": args.model + ".et.json.gz",
                            "kineto": args.model + ".kineto.json.gz",
-                           "chrome_legacy": args.model + ".chrome_legacy.json.gz"}})
+                           "chrome_legacy": args.model + ".chrome_legacy.json.gz",
+                           "metrics": args.model + ".metrics.json"}})
     meta.update(timingMeta(times, traced_ms, step_index, args.warmup))
     meta["et_summary"] = trace_files.summarizeEt(prefix + ".et.json.gz", meta["window"]["profiler_step"])
     meta["kineto_summary"] = trace_files.summarizeKineto(prefix + ".kineto.json.gz",
                                                          prefix + ".et.json.gz")
     trace_files.writeMeta(prefix + ".meta.json", meta)
     print(json.dumps({"name": args.model, "median_ms": meta["original"]["iter_ms_median"],
-                      "et_nodes": meta["et_summary"].get("nodes")}))
+                      "et_nodes": meta["et_summary"].get("nodes"),
+                      "cpu_util_pct": metrics_doc["cpu_util_pct"],
+                      "peak_rss_mib": round(metrics_doc["peak_rss_bytes"] / 2**20, 1)}))
 
 
 def main():
@@ -138,12 +166,17 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--metrics-only", action="store_true",
+                    help="time the plain steps and write only <name>.metrics.json "
+                         "(adds the sidecar to a committed sample; traces untouched)")
     args = ap.parse_args()
     if args.out_dir is None:
         args.out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), args.model)
     os.makedirs(args.out_dir, exist_ok=True)
     torch.set_num_threads(args.threads)
     if args.model in ddp_record.DDP_SAMPLES:
+        if args.metrics_only:
+            ap.error("--metrics-only is for single-rank samples")
         ddp_record.run(args)
     else:
         recordSingle(args)

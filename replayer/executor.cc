@@ -6,6 +6,7 @@
 
 #include "core/base/log.h"
 #include "replayer/dtype_fallback.h"
+#include "replayer/host_time.h"
 
 namespace etb::replay::detail {
 namespace {
@@ -66,6 +67,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
   const double t0 = nowUs();
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     PlanStep& step = plan_.steps[i];
+    if (!host_before_us_.empty()) spinFor(host_before_us_[i]);
     const double start = nowUs();
     if (step.is_comm) {
       if (step.runnable) runComm(step);
@@ -83,6 +85,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
       plan_.slots[static_cast<size_t>(slot)].reset();
     }
   }
+  if (!host_before_us_.empty()) spinFor(host_after_us_);
   for (Pending& p : pending_) p.work->wait();
   pending_.clear();
   sync_.synchronize();

@@ -34,6 +34,13 @@ class Executor {
 
   uint64_t peakBytes() const { return peak_bytes_; }
 
+  // Host-overhead emulation: busy-wait before_us[i] before plan step i and
+  // after_us after the last one (outside the steps' own times). Empty = off.
+  void setHostGaps(std::vector<double> before_us, double after_us) {
+    host_before_us_ = std::move(before_us);
+    host_after_us_ = after_us;
+  }
+
  private:
   void runOp(PlanStep& step, bool track, ReplayDiagnostics* diag);
   void pushArgs(const PlanStep& step);
@@ -62,6 +69,8 @@ class Executor {
   // Bytes held per storage while tracking: refcount by StorageImpl.
   std::unordered_map<const void*, std::pair<int64_t, uint64_t>> held_;
   uint64_t cur_bytes_ = 0, peak_bytes_ = 0;
+  std::vector<double> host_before_us_;
+  double host_after_us_ = 0;
 };
 
 }  // namespace etb::replay::detail

@@ -14,6 +14,7 @@
 #include "core/trace_io.h"
 #include "replayer/chrome_trace.h"
 #include "replayer/original_meta.h"
+#include "replayer/original_metrics.h"
 #include "replayer/replayer.h"
 #include "replayer/report_html.h"
 #include "replayer/report_json.h"
@@ -27,6 +28,7 @@ struct Flags {
   std::string trace, kineto, report_json, report_html, chrome_trace, log_level, timed_trace, comm;
   std::vector<double> original_ms;
   std::string original_meta;
+  std::string host_time = "off", original_metrics;
   double comm_timeout = 0;
   bool quiet = false;
   replay::ReplayOptions options;
@@ -57,6 +59,19 @@ void addFlags(CLI::App& app, Flags& f) {
   app.add_option("--index-dist", f.options.index_dist, "index tensors: uniform or zipf:ALPHA")
       ->capture_default_str();
   app.add_option("--seed", f.options.seed, "seed for tensor data")->capture_default_str();
+  app.add_option("--host-time", f.host_time,
+                 "off: time the ops alone; emulate: also time iterations with the original's "
+                 "host time between ops (from --kineto, less the profiler's cost measured here)")
+      ->check(CLI::IsMember({"off", "emulate"}))
+      ->capture_default_str();
+  app.add_option("--host-stall-us", f.options.host_stall_us,
+                 "with --host-time emulate: an eventless stretch of a profiled gap longer than "
+                 "this counts as this long (the recording was preempted); 0 = no limit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--original-metrics", f.original_metrics,
+                 "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "
+                 "beside the trace)");
   app.add_flag("--verify", f.options.verify_outputs,
                "check replayed outputs' shapes/dtypes/strides against the trace");
   app.add_option("--report-json", f.report_json, "write the report as JSON");
@@ -129,8 +144,12 @@ int replayMain(Flags& f, int argc, char** argv) {
     if (!f.original_meta.empty()) replay::useOriginalMeta(f.original_meta, f.options);
     if (!f.original_ms.empty()) replay::useMeasuredOriginal(f.original_ms, f.options);
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
+    f.options.emulate_host = f.host_time == "emulate";
     replay::ReplayDiagnostics diag;
-    const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
+    replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
+    const std::string metrics = f.original_metrics.empty()
+                                    ? replay::metricsBesideTrace(t.path) : f.original_metrics;
+    if (!metrics.empty()) r.original_system = replay::readOriginalMetrics(metrics);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
     const bool own_file = f.timed_trace.find("%d") != std::string::npos;
     if (!f.timed_trace.empty() && (own_file || comm->rank() == 0)) {

@@ -87,6 +87,35 @@ struct SystemMetrics {
   std::optional<double> gpu_power_w;
 };
 
+// The original's side of SystemMetrics, from the recorder's metrics sidecar
+// (<stem>.metrics.json beside the trace, or --original-metrics FILE).
+struct OriginalSystem {
+  SystemMetrics metrics;        // peak_tensor_bytes stays 0 (not recorded)
+  int threads = -1;             // intra-op threads of the original
+  int os_threads = -1;          // threads of the recording process
+  std::string source;           // the sidecar's path
+  std::string window;           // what the figures cover
+  bool same_process = true;     // measured in the process that wrote the trace
+  std::string device_properties;  // Kineto's deviceProperties (JSON), "" if none
+};
+
+// Host-overhead emulation (--host-time emulate): the original's CPU time
+// between its top-level ops, from the profiler file less the recording's
+// instrumentation, replayed as busy waits around the ops.
+struct HostTime {
+  Distribution with_host_iter_ms;  // iterations with the host time inserted
+  double emulated_ms = 0;          // host time inserted per iteration
+  double recorded_gap_ms = 0;      // the same gaps as profiled
+  double profiler_event_us = 0;    // instrumentation cost per event, measured here
+  double profiler_gap_us = 0;      // of it, what lies between two ops
+  uint64_t gaps = 0;               // gaps that kept some host time
+  uint64_t boundaries = 0;         // instrumented event starts/ends in gaps
+  uint64_t untimed_ops = 0;        // selected ops without a profiler time
+  uint64_t stalls = 0;             // eventless stretches longer than the stall limit
+  double stalled_ms = 0;           // their length, dropped from the gaps
+  double stall_limit_us = 0;       // the limit (--host-stall-us)
+};
+
 struct RankResult {
   int rank = 0;
   std::string host;
@@ -135,6 +164,8 @@ struct ReplayResult {
   std::vector<CollectiveStat> collectives;
   std::vector<RankResult> ranks;  // one per rank, gathered on rank 0
   SystemMetrics system;           // this rank
+  std::optional<OriginalSystem> original_system;
+  std::optional<HostTime> host_time;
   std::vector<TimelineEvent> timeline;
 };
 

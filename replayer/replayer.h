@@ -30,6 +30,10 @@ struct ReplayOptions {
   // Measured original iteration times (ms); when given, the report compares
   // with these instead of the trace's or the profiler's step.
   std::vector<double> original_ms;
+  // Also time iterations with the original's host time between ops (needs a
+  // Kineto-linked trace); see replayer/host_time.h.
+  bool emulate_host = false;
+  double host_stall_us = 1000;  // eventless stretches beyond this are not host time
   std::vector<std::string> argv;
 };
 

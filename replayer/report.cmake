@@ -6,6 +6,7 @@ add_library(etb_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_util.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_svg.cc
   ${CMAKE_CURRENT_LIST_DIR}/system_metrics.cc
+  ${CMAKE_CURRENT_LIST_DIR}/original_metrics.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_text.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_json.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_html.cc

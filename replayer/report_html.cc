@@ -10,6 +10,7 @@
 namespace etb::replay {
 namespace {
 using detail::formatBytes;
+using detail::formatDuration;
 using detail::formatFixed;
 using detail::htmlEscape;
 
@@ -53,19 +54,37 @@ void header(std::ostringstream& s, const ReplayResult& r) {
   s << "</div>";
 }
 
+void ratioCard(std::ostringstream& s, const std::string& key, double replay, double original) {
+  const double ratio = replay / original;
+  const bool close = ratio > 0.9 && ratio < 1.1;
+  card(s, key, formatFixed(ratio, 3) + "x", close ? "good" : "bad");
+}
+
+void hostCards(std::ostringstream& s, const ReplayResult& r) {
+  const HostTime& h = *r.host_time;
+  card(s, "replay with host time", formatDuration(h.with_host_iter_ms.median * 1e3));
+  const double share = detail::hostSharePct(r);
+  card(s, "host time emulated" + (share >= 0 ? " (" + formatFixed(share, 1) + " % of original)"
+                                              : std::string()),
+       formatDuration(h.emulated_ms * 1e3));
+}
+
 void headline(std::ostringstream& s, const ReplayResult& r) {
   const Coverage& c = r.coverage;
   s << "<div class='cards'>";
-  card(s, "replay median iteration",
-       formatFixed(r.replay_iter_ms.median, 3) + " ms");
+  card(s, r.host_time ? "replay median iteration (ops only)" : "replay median iteration",
+       formatDuration(r.replay_iter_ms.median * 1e3));
+  if (r.host_time) hostCards(s, r);
   if (r.original_iter_ms) {
     card(s, "original median (" + r.original_source + ")",
-         formatFixed(r.original_iter_ms->median, 3) + " ms");
+         formatDuration(r.original_iter_ms->median * 1e3));
     if (r.original_iter_ms->median > 0) {
-      const double ratio = r.replay_iter_ms.median / r.original_iter_ms->median;
-      const bool close = ratio > 0.9 && ratio < 1.1;
-      card(s, "replay / original", formatFixed(ratio, 3) + "x",
-           close ? "good" : "bad");
+      const double orig = r.original_iter_ms->median;
+      ratioCard(s, r.host_time ? "ops only / original" : "replay / original",
+                r.replay_iter_ms.median, orig);
+      if (r.host_time) {
+        ratioCard(s, "with host time / original", r.host_time->with_host_iter_ms.median, orig);
+      }
     }
   } else {
     card(s, "original", "unknown");
@@ -79,11 +98,26 @@ void headline(std::ostringstream& s, const ReplayResult& r) {
                                         std::to_string(c.comms));
   }
   s << "</div>";
+  if (r.host_time) {
+    const HostTime& h = *r.host_time;
+    s << "<div class='meta'>host time: the original's gaps between top-level ops in the "
+         "profiler file (" << formatDuration(h.recorded_gap_ms * 1e3) << ") less the "
+         "recording's instrumentation, measured here at " << formatDuration(h.profiler_event_us)
+      << " per event (" << h.boundaries << " event boundaries in " << h.gaps
+      << " gaps), replayed as busy waits of CPU time";
+    if (h.stalls > 0) {
+      s << "; not counted: " << formatDuration(h.stalled_ms * 1e3) << " in " << h.stalls
+        << " eventless stretches longer than " << formatDuration(h.stall_limit_us);
+    }
+    s << "</div>";
+  }
 }
 
 void charts(std::ostringstream& s, const ReplayResult& r) {
   s << "<h2>Iteration time spread</h2>";
-  std::vector<detail::Series> series{{"replay", &r.replay_iter_ms, "#3b6fd6"}};
+  std::vector<detail::Series> series{
+      {r.host_time ? "ops only" : "replay", &r.replay_iter_ms, "#3b6fd6"}};
+  if (r.host_time) series.push_back({"with host", &r.host_time->with_host_iter_ms, "#d67f3b"});
   if (r.original_iter_ms) {
     series.push_back({"original", &*r.original_iter_ms, "#7a828c"});
   }
@@ -123,12 +157,12 @@ void collectivesTable(std::ostringstream& s, const ReplayResult& r) {
   if (r.collectives.empty()) return;
   s << "<h2>Collectives (per call)</h2><table><tr><th>type</th><th>group</th>"
     << "<th class='n'>size</th><th class='n'>calls/iter</th>"
-    << "<th class='n'>time (us)</th><th class='n'>algbw (GB/s)</th>"
+    << "<th class='n'>time</th><th class='n'>algbw (GB/s)</th>"
     << "<th class='n'>busbw (GB/s)</th></tr>";
   for (const CollectiveStat& c : r.collectives) {
     s << "<tr><td>" << htmlEscape(c.type) << "</td><td>" << htmlEscape(c.group)
       << "</td><td class='n'>" << formatBytes(c.bytes) << "</td><td class='n'>"
-      << c.count << "</td><td class='n'>" << formatFixed(c.time_us, 1)
+      << c.count << "</td><td class='n'>" << formatDuration(c.time_us)
       << "</td><td class='n'>" << formatFixed(c.algbw_gbps, 2)
       << "</td><td class='n'>" << formatFixed(c.busbw_gbps, 2) << "</td></tr>";
   }
@@ -138,14 +172,14 @@ void collectivesTable(std::ostringstream& s, const ReplayResult& r) {
 void ranksTable(std::ostringstream& s, const ReplayResult& r) {
   if (r.ranks.size() < 2) return;
   s << "<h2>Ranks</h2><table><tr><th class='n'>rank</th><th>host</th>"
-    << "<th class='n'>median iter (ms)</th><th class='n'>comm (ms)</th>"
-    << "<th class='n'>exposed comm (ms)</th><th class='n'>CPU (%)</th>"
+    << "<th class='n'>median iter</th><th class='n'>comm</th>"
+    << "<th class='n'>exposed comm</th><th class='n'>CPU (%)</th>"
     << "<th class='n'>peak RSS</th></tr>";
   for (const RankResult& k : r.ranks) {
     s << "<tr><td class='n'>" << k.rank << "</td><td>" << htmlEscape(k.host)
-      << "</td><td class='n'>" << formatFixed(k.iter_ms.median, 3)
-      << "</td><td class='n'>" << formatFixed(k.comm_ms, 3)
-      << "</td><td class='n'>" << formatFixed(k.exposed_comm_ms, 3)
+      << "</td><td class='n'>" << formatDuration(k.iter_ms.median * 1e3)
+      << "</td><td class='n'>" << formatDuration(k.comm_ms * 1e3)
+      << "</td><td class='n'>" << formatDuration(k.exposed_comm_ms * 1e3)
       << "</td><td class='n'>" << formatFixed(k.system.cpu_util_pct, 1)
       << "</td><td class='n'>" << formatBytes(k.system.peak_rss_bytes)
       << "</td></tr>";
@@ -163,6 +197,42 @@ void systemCards(std::ostringstream& s, const SystemMetrics& m) {
   if (m.gpu_power_w) card(s, "GPU power", formatFixed(*m.gpu_power_w, 1) + " W");
   s << "</div>";
 }
+
+void systemRow(std::ostringstream& s, const char* what, const std::string& replay,
+               const std::string& original) {
+  s << "<tr><td>" << what << "</td><td class='n'>" << htmlEscape(replay) << "</td><td class='n'>"
+    << htmlEscape(original) << "</td></tr>";
+}
+
+// The replay's figures beside the original's, from the recorder's sidecar.
+void systemTable(std::ostringstream& s, const ReplayResult& r) {
+  const SystemMetrics& a = r.system;
+  const OriginalSystem& o = *r.original_system;
+  const SystemMetrics& b = o.metrics;
+  auto pct = [](double v) { return v >= 0 ? formatFixed(v, 1) + " %" : std::string("-"); };
+  auto optPct = [&](const std::optional<double>& v) { return v ? pct(*v) : std::string("-"); };
+  auto optBytes = [](const std::optional<uint64_t>& v) { return v ? formatBytes(*v) : "-"; };
+  auto optW = [](const std::optional<double>& v) { return v ? formatFixed(*v, 1) + " W" : "-"; };
+  s << "<h2>System</h2><table><tr><th></th><th class='n'>replay</th><th class='n'>original</th>"
+    << "</tr>";
+  systemRow(s, "CPU utilisation", pct(a.cpu_util_pct), pct(b.cpu_util_pct));
+  systemRow(s, "peak RSS", formatBytes(a.peak_rss_bytes),
+            b.peak_rss_bytes ? formatBytes(b.peak_rss_bytes) : "-");
+  systemRow(s, "threads", std::to_string(r.threads), o.threads >= 0 ? std::to_string(o.threads) : "-");
+  if (a.peak_tensor_bytes > 0) systemRow(s, "peak tensors", formatBytes(a.peak_tensor_bytes), "-");
+  if (a.gpu_util_pct || b.gpu_util_pct) {
+    systemRow(s, "GPU utilisation", optPct(a.gpu_util_pct), optPct(b.gpu_util_pct));
+    systemRow(s, "GPU memory", optBytes(a.gpu_mem_bytes), optBytes(b.gpu_mem_bytes));
+    systemRow(s, "GPU power", optW(a.gpu_power_w), optW(b.gpu_power_w));
+  }
+  s << "</table><div class='meta'>original from " << htmlEscape(o.source)
+    << (o.same_process ? "" : " (a separate timing run of the same program)");
+  if (!o.window.empty()) s << ": " << htmlEscape(o.window);
+  if (!o.device_properties.empty()) {
+    s << "<br>original device properties: " << htmlEscape(o.device_properties);
+  }
+  s << "</div>";
+}
 }  // namespace
 
 std::string reportHtml(const ReplayResult& r) {
@@ -176,7 +246,11 @@ std::string reportHtml(const ReplayResult& r) {
   skippedTable(s, r.coverage);
   collectivesTable(s, r);
   ranksTable(s, r);
-  systemCards(s, r.system);
+  if (r.original_system) {
+    systemTable(s, r);
+  } else {
+    systemCards(s, r.system);
+  }
   s << "</body></html>\n";
   return s.str();
 }

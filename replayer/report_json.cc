@@ -3,6 +3,7 @@
 
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "replayer/report_util.h"
 
 namespace etb::replay {
 namespace {
@@ -122,6 +123,39 @@ json kindsJson(const std::vector<KindStat>& kinds) {
   return out;
 }
 
+json hostTimeJson(const ReplayResult& r) {
+  const HostTime& h = *r.host_time;
+  json j = {{"with_host_iter_ms", distributionJson(h.with_host_iter_ms)},
+            {"emulated_ms", h.emulated_ms},
+            {"recorded_gap_ms", h.recorded_gap_ms},
+            {"profiler_event_us", h.profiler_event_us},
+            {"profiler_gap_us", h.profiler_gap_us},
+            {"gaps", h.gaps},
+            {"boundaries", h.boundaries},
+            {"untimed_ops", h.untimed_ops},
+            {"stalls", h.stalls},
+            {"stalled_ms", h.stalled_ms},
+            {"stall_limit_us", h.stall_limit_us}};
+  const double share = detail::hostSharePct(r);
+  if (share >= 0) {
+    j["share_pct"] = share;
+    j["ratio"] = h.with_host_iter_ms.median / r.original_iter_ms->median;
+  }
+  return j;
+}
+
+json originalSystemJson(const OriginalSystem& o) {
+  json j = systemJson(o.metrics);
+  j.erase("peak_tensor_bytes");
+  j["source"] = o.source;
+  j["window"] = o.window;
+  j["same_process"] = o.same_process;
+  if (o.threads >= 0) j["threads"] = o.threads;
+  if (o.os_threads >= 0) j["os_threads"] = o.os_threads;
+  if (!o.device_properties.empty()) j["device_properties_json"] = o.device_properties;
+  return j;
+}
+
 json collectivesJson(const std::vector<CollectiveStat>& colls) {
   json out = json::array();
   for (const CollectiveStat& c : colls) {
@@ -158,6 +192,8 @@ json reportToJson(const ReplayResult& r) {
   j["ranks"] = json::array();
   for (const RankResult& rank : r.ranks) j["ranks"].push_back(rankJson(rank));
   j["system"] = systemJson(r.system);
+  if (r.original_system) j["original_system"] = originalSystemJson(*r.original_system);
+  if (r.host_time) j["host_time"] = hostTimeJson(r);
   return j;
 }
 

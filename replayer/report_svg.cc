@@ -76,12 +76,16 @@ std::string kindBarChart(const std::vector<KindStat>& kinds) {
   for (const KindStat& k : kinds) {
     top = std::max({top, k.replay_us, k.original_us});
   }
-  top = niceCeil(top);
+  // Axis and labels in the unit the longest bar reads best in (a seconds-long
+  // op would otherwise print as an eight-digit number of microseconds).
+  const TimeUnit unit = timeUnitFor(top);
+  top = niceCeil(top / unit.us_per_unit) * unit.us_per_unit;
+  const std::string axis_label = std::string(unit.name) + " per iteration";
   const int plot_h = kTop + kRowH * static_cast<int>(kinds.size());
   std::ostringstream s;
   s << "<svg role='img' width='"
     << kLabelW + kBarW + 80 << "' height='" << plot_h + 40 << "'>";
-  axis(s, 0, top, kLabelW, kBarW, kTop, plot_h, "us per iteration");
+  axis(s, 0, top / unit.us_per_unit, kLabelW, kBarW, kTop, plot_h, axis_label.c_str());
   for (size_t i = 0; i < kinds.size(); ++i) {
     const KindStat& k = kinds[i];
     const int y = kTop + kRowH * static_cast<int>(i);
@@ -95,9 +99,9 @@ std::string kindBarChart(const std::vector<KindStat>& kinds) {
       const double w = std::max(1.0, kBarW * v / top);
       s << "<rect x='" << kLabelW << "' y='" << y + dy << "' width='" << w
         << "' height='11' fill='" << color << "'><title>" << what << " "
-        << fmt(v) << " us</title></rect>";
+        << formatDuration(v) << "</title></rect>";
       s << "<text x='" << kLabelW + w + 4 << "' y='" << y + dy + 10
-        << "' class='val'>" << fmt(v) << "</text>";
+        << "' class='val'>" << formatDuration(v) << "</text>";
     };
     bar(k.replay_us, 3, kReplayColor, "replay");
     if (k.original_us >= 0) bar(k.original_us, 15, kOriginalColor, "original");
@@ -127,7 +131,11 @@ std::string iterationStripChart(const std::vector<Series>& series) {
   std::ostringstream s;
   s << "<svg role='img' width='"
     << kLabelW + kW + 30 << "' height='" << plot_h + 40 << "'>";
-  axis(s, lo, hi, kLabelW, kW, kTop, plot_h, "ms per iteration", divisions);
+  // Samples are ms; the axis reads in the unit that suits the longest one.
+  const TimeUnit unit = timeUnitFor(hi * 1e3);
+  const double f = 1e3 / unit.us_per_unit;
+  const std::string axis_label = std::string(unit.name) + " per iteration";
+  axis(s, lo * f, hi * f, kLabelW, kW, kTop, plot_h, axis_label.c_str(), divisions);
   for (size_t i = 0; i < series.size(); ++i) {
     const Distribution& d = *series[i].dist;
     const std::string& c = series[i].color;
@@ -141,11 +149,12 @@ std::string iterationStripChart(const std::vector<Series>& series) {
     s << "<rect x='" << xOf(p10) << "' y='" << y - 12 << "' width='"
       << std::max(1.0, xOf(p90) - xOf(p10)) << "' height='24' fill='" << c
       << "' fill-opacity='0.15' stroke='" << c << "'><title>p10 "
-      << fmt(p10) << " .. p90 " << fmt(p90) << " ms</title></rect>";
+      << formatDuration(p10 * 1e3) << " .. p90 " << formatDuration(p90 * 1e3)
+      << "</title></rect>";
     s << "<line x1='" << xOf(d.median) << "' x2='" << xOf(d.median)
       << "' y1='" << y - 16 << "' y2='" << y + 16 << "' stroke='" << c
-      << "' stroke-width='3'><title>median " << fmt(d.median)
-      << " ms</title></line>";
+      << "' stroke-width='3'><title>median " << formatDuration(d.median * 1e3)
+      << "</title></line>";
     // Deterministic jitter so overlapping samples stay distinguishable.
     for (size_t j = 0; j < d.samples.size(); ++j) {
       const double jitter = static_cast<double>((j * 7) % 11) - 5;

@@ -9,6 +9,7 @@
 namespace etb::replay {
 namespace {
 using detail::formatBytes;
+using detail::formatDuration;
 using detail::formatFixed;
 
 // Long op names would push the columns apart; keep the tail, which carries
@@ -34,37 +35,65 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
 
 void printIterationRow(const char* label, const Distribution& d,
                        std::ostream& os) {
-  os << std::left << std::setw(12) << label << std::right << std::setw(12)
-     << formatFixed(d.median, 3) << std::setw(12) << formatFixed(d.min, 3)
-     << std::setw(12) << formatFixed(d.max, 3) << std::setw(12)
-     << formatFixed(d.stddev, 3) << std::setw(8) << d.samples.size() << "\n";
+  os << std::left << std::setw(12) << label;
+  for (double ms : {d.median, d.min, d.max, d.stddev}) {
+    os << detail::padLeft(formatDuration(ms * 1e3), 12);
+  }
+  os << std::right << std::setw(8) << d.samples.size() << "\n";
+}
+
+void printHostTime(const ReplayResult& r, std::ostream& os) {
+  const HostTime& h = *r.host_time;
+  os << "# host time emulated: " << formatDuration(h.emulated_ms * 1e3)
+     << " per iteration between and around ops";
+  const double share = detail::hostSharePct(r);
+  if (share >= 0) os << " = " << formatFixed(share, 1) << "% of the original";
+  os << "\n#   (profiled gaps " << formatDuration(h.recorded_gap_ms * 1e3)
+     << " less the recording's instrumentation, measured here at "
+     << formatDuration(h.profiler_event_us) << " per event, "
+     << formatDuration(h.profiler_gap_us) << " between two ops; " << h.boundaries
+     << " event boundaries in " << h.gaps << " gaps";
+  if (h.untimed_ops > 0) os << "; " << h.untimed_ops << " ops without a profiler time";
+  os << ")\n";
+  if (h.stalls > 0) {
+    os << "#   not counted: " << formatDuration(h.stalled_ms * 1e3) << " in " << h.stalls
+       << " eventless stretches longer than " << formatDuration(h.stall_limit_us)
+       << " (the recording was not running; --host-stall-us)\n";
+  }
 }
 
 void printIterations(const ReplayResult& r, std::ostream& os) {
-  os << "# iteration" << std::setw(13) << "median(ms)" << std::setw(12)
-     << "min(ms)" << std::setw(12) << "max(ms)" << std::setw(12)
-     << "stddev(ms)" << std::setw(8) << "n" << "\n";
-  printIterationRow("replay", r.replay_iter_ms, os);
+  os << "# iteration" << std::setw(13) << "median" << std::setw(12) << "min"
+     << std::setw(12) << "max" << std::setw(12) << "stddev" << std::setw(8) << "n"
+     << "\n";
+  printIterationRow(r.host_time ? "ops only" : "replay", r.replay_iter_ms, os);
+  if (r.host_time) printIterationRow("with host", r.host_time->with_host_iter_ms, os);
   if (!r.original_iter_ms) {
+    if (r.host_time) printHostTime(r, os);
     os << "# original: unknown (give --kineto or a trace with timings)\n#\n";
     return;
   }
   printIterationRow("original", *r.original_iter_ms, os);
+  if (r.host_time) printHostTime(r, os);
   if (r.original_iter_ms->median > 0) {
-    os << "# replay/original median: "
-       << formatFixed(r.replay_iter_ms.median / r.original_iter_ms->median, 3)
-       << "x  (original from " << r.original_source << ")\n";
+    const double orig = r.original_iter_ms->median;
+    os << "# replay/original median: " << formatFixed(r.replay_iter_ms.median / orig, 3) << "x";
+    if (r.host_time) {
+      os << " ops only, " << formatFixed(r.host_time->with_host_iter_ms.median / orig, 3)
+         << "x with host time";
+    }
+    os << "  (original from " << r.original_source << ")\n";
   }
   os << "#\n";
 }
 
 void printKindRow(const KindStat& k, std::ostream& os) {
   os << std::left << std::setw(40) << clip(k.name, 39) << std::right
-     << std::setw(7) << k.count << std::setw(13) << formatFixed(k.replay_us, 1);
+     << std::setw(7) << k.count << detail::padLeft(formatDuration(k.replay_us), 13);
   if (k.original_us >= 0) {
     const double diff = k.replay_us - k.original_us;
-    os << std::setw(14) << formatFixed(k.original_us, 1) << std::setw(12)
-       << (diff >= 0 ? "+" : "") + formatFixed(diff, 1);
+    os << detail::padLeft(formatDuration(k.original_us), 14)
+       << detail::padLeft((diff >= 0 ? "+" : "") + formatDuration(diff), 12);
     if (k.original_us > 0) {
       os << std::setw(8) << formatFixed(k.replay_us / k.original_us, 2);
     }
@@ -78,8 +107,8 @@ void printKinds(const ReplayResult& r, size_t top, std::ostream& os) {
   if (r.kinds.empty()) return;
   const std::vector<KindStat> sorted = detail::kindsByDifference(r.kinds);
   os << "# " << std::left << std::setw(38) << "op kind (per iteration)"
-     << std::right << std::setw(7) << "count" << std::setw(13) << "replay(us)"
-     << std::setw(14) << "original(us)" << std::setw(12) << "diff(us)"
+     << std::right << std::setw(7) << "count" << std::setw(13) << "replay"
+     << std::setw(14) << "original" << std::setw(12) << "diff"
      << std::setw(8) << "ratio" << "\n";
   KindStat rest{"(" + std::to_string(sorted.size() > top ? sorted.size() - top
                                                          : 0) +
@@ -117,13 +146,13 @@ void printCollectives(const ReplayResult& r, std::ostream& os) {
   os << "# collectives (per call; algbw/busbw as in nccl-tests)\n# "
      << std::left << std::setw(18) << "type" << std::setw(14) << "group"
      << std::right << std::setw(14) << "size(B)" << std::setw(7) << "count"
-     << std::setw(12) << "time(us)" << std::setw(13) << "algbw(GB/s)"
+     << std::setw(12) << "time" << std::setw(13) << "algbw(GB/s)"
      << std::setw(13) << "busbw(GB/s)" << "\n";
   for (const CollectiveStat& c : r.collectives) {
     os << "  " << std::left << std::setw(18) << clip(c.type, 17)
        << std::setw(14) << clip(c.group, 13) << std::right << std::setw(14)
-       << c.bytes << std::setw(7) << c.count << std::setw(12)
-       << formatFixed(c.time_us, 1) << std::setw(13)
+       << c.bytes << std::setw(7) << c.count << detail::padLeft(formatDuration(c.time_us), 12)
+       << std::setw(13)
        << formatFixed(c.algbw_gbps, 2) << std::setw(13)
        << formatFixed(c.busbw_gbps, 2) << "\n";
   }
@@ -174,6 +203,38 @@ void printSystem(const SystemMetrics& s, std::ostream& os) {
   if (s.gpu_power_w) os << "  gpu power " << formatFixed(*s.gpu_power_w, 1) << " W";
   os << "\n";
 }
+
+void printSystemRow(const char* label, const std::string& replay, const std::string& original,
+                    std::ostream& os) {
+  os << "#  " << std::left << std::setw(16) << label << std::right << std::setw(14) << replay
+     << std::setw(14) << original << "\n";
+}
+
+// The replay's figures beside the original's (the recorder's sidecar).
+void printSystemBoth(const ReplayResult& r, std::ostream& os) {
+  const SystemMetrics& a = r.system;
+  const OriginalSystem& o = *r.original_system;
+  const SystemMetrics& b = o.metrics;
+  auto pct = [](double v) { return v >= 0 ? formatFixed(v, 1) + "%" : std::string("-"); };
+  auto opt = [](const auto& v, auto fmt) { return v ? fmt(*v) : std::string("-"); };
+  auto watts = [](double w) { return formatFixed(w, 1) + " W"; };
+  auto bytes = [](uint64_t x) { return formatBytes(x); };
+  os << "# system" << std::setw(25) << "replay" << std::setw(14) << "original"
+     << "   (original from " << o.source << (o.same_process ? "" : ", a separate timing run")
+     << ")\n";
+  printSystemRow("cpu util", pct(a.cpu_util_pct), pct(b.cpu_util_pct), os);
+  printSystemRow("peak rss", formatBytes(a.peak_rss_bytes),
+                 b.peak_rss_bytes ? formatBytes(b.peak_rss_bytes) : "-", os);
+  printSystemRow("threads", std::to_string(r.threads),
+                 o.threads >= 0 ? std::to_string(o.threads) : "-", os);
+  if (a.peak_tensor_bytes > 0) printSystemRow("peak tensors", formatBytes(a.peak_tensor_bytes), "-", os);
+  if (a.gpu_util_pct || b.gpu_util_pct) {
+    printSystemRow("gpu util", opt(a.gpu_util_pct, pct), opt(b.gpu_util_pct, pct), os);
+    printSystemRow("gpu mem", opt(a.gpu_mem_bytes, bytes), opt(b.gpu_mem_bytes, bytes), os);
+    printSystemRow("gpu power", opt(a.gpu_power_w, watts), opt(b.gpu_power_w, watts), os);
+  }
+  if (!o.device_properties.empty()) os << "#  original device properties: " << o.device_properties << "\n";
+}
 }  // namespace
 
 void printReport(const ReplayResult& result, std::ostream& os,
@@ -184,7 +245,11 @@ void printReport(const ReplayResult& result, std::ostream& os,
   printSkipped(result, os);
   printCollectives(result, os);
   printRanks(result, os);
-  printSystem(result.system, os);
+  if (result.original_system) {
+    printSystemBoth(result, os);
+  } else {
+    printSystem(result.system, os);
+  }
 }
 
 }  // namespace etb::replay

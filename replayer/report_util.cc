@@ -15,6 +15,37 @@ std::string formatFixed(double value, int digits) {
   return buf;
 }
 
+TimeUnit timeUnitFor(double us) {
+  const double a = std::abs(us);
+  if (a >= 1e6) return {"s", 1e6};
+  if (a >= 1e3) return {"ms", 1e3};
+  return {"\u00b5s", 1};
+}
+
+std::string formatDuration(double us) {
+  if (!std::isfinite(us)) return "-";
+  const TimeUnit unit = timeUnitFor(us);
+  const double v = us / unit.us_per_unit;
+  const double a = std::abs(v);
+  // Rounding may carry into the next unit (999.96 µs -> "1000.0 µs"): say 1.000 ms.
+  const int digits = a >= 99.995 ? 1 : a >= 9.9995 ? 2 : 3;
+  if (std::abs(std::stod(formatFixed(v, digits))) >= 1000 && unit.us_per_unit < 1e6) {
+    return formatDuration(us < 0 ? -1000 * unit.us_per_unit : 1000 * unit.us_per_unit);
+  }
+  return formatFixed(v, digits) + " " + unit.name;
+}
+
+std::string padLeft(const std::string& text, size_t width) {
+  size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  return columns >= width ? text : std::string(width - columns, ' ') + text;
+}
+
+double hostSharePct(const ReplayResult& r) {
+  if (!r.host_time || !r.original_iter_ms || r.original_iter_ms->median <= 0) return -1;
+  return 100.0 * r.host_time->emulated_ms / r.original_iter_ms->median;
+}
+
 std::string formatBytes(uint64_t bytes) {
   static constexpr std::array<const char*, 6> kUnits{"B",   "KiB", "MiB",
                                                      "GiB", "TiB", "PiB"};

@@ -16,6 +16,23 @@ std::string formatBytes(uint64_t bytes);
 // Fixed-point with `digits` decimals.
 std::string formatFixed(double value, int digits);
 
+// The unit a duration reads best in: µs below 1 ms, ms below 1 s, s above.
+struct TimeUnit {
+  const char* name;   // "µs", "ms", "s" (UTF-8)
+  double us_per_unit; // 1, 1e3, 1e6
+};
+TimeUnit timeUnitFor(double us);
+// A duration in microseconds in its unit, four significant figures at most:
+// "118.6 s", "12.35 ms", "950.0 µs", "-3.500 ms". Non-finite: "-".
+std::string formatDuration(double us);
+// `text` right-aligned in `width` columns, counting UTF-8 characters (µ is
+// two bytes but one column, which std::setw does not know).
+std::string padLeft(const std::string& text, size_t width);
+
+// What share of the original's median iteration the emulated host time is
+// (%, -1 when either is unknown).
+double hostSharePct(const ReplayResult& r);
+
 // The kinds ordered for display: biggest |replay - original| first where
 // the original is known, then the rest by replay time; ties by name so the
 // order is deterministic.

@@ -14,7 +14,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libsimdjson-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
-  python3 python3-torch python3-jsonschema
+  python3 python3-torch python3-torchvision python3-jsonschema
   ccache time
 )
 

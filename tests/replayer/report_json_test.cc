@@ -140,6 +140,34 @@ TEST(ReportJson, ValidatorCatchesBrokenReports) {
   EXPECT_EQ(validateReport(j).size(), 3u);
 }
 
+// Host-time emulation and the original's system figures are documented
+// fields too (the validator refuses undocumented ones).
+TEST(ReportJson, HostTimeAndOriginalSystemValidate) {
+  ReplayResult r = testing::sampleResult();
+  HostTime h;
+  h.with_host_iter_ms = summarize({13.0, 13.5});
+  h.emulated_ms = 2.5;
+  h.recorded_gap_ms = 4.0;
+  h.profiler_event_us = 3.2;
+  h.profiler_gap_us = 1.1;
+  h.gaps = 40;
+  h.boundaries = 300;
+  r.host_time = h;
+  OriginalSystem o;
+  o.source = "x.metrics.json";
+  o.metrics.cpu_util_pct = 99;
+  o.metrics.peak_rss_bytes = 1 << 20;
+  o.threads = 1;
+  o.device_properties = "[{\"id\": 0}]";
+  r.original_system = o;
+  const json j = reportToJson(r);
+  EXPECT_TRUE(validateReport(j).empty()) << validateReport(j)[0];
+  // share of the original (median 10.0 ms) and the with-host ratio
+  EXPECT_DOUBLE_EQ(j["host_time"]["share_pct"].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(j["host_time"]["ratio"].get<double>(), 1.325);
+  EXPECT_EQ(j["original_system"]["device_properties_json"], "[{\"id\": 0}]");
+}
+
 TEST(ReportJson, SchemaDocumentsEveryField) {
   const json s = loadSchema();
   EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema");

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+//
+// Host-overhead emulation (et_replay --host-time emulate): the original spent
+// CPU time between and around its top-level ops (Python, the autograd engine,
+// optimizer loops) that a replay of the ops alone does not. The profiler file
+// shows those gaps, inflated by the recording's own instrumentation (the ET
+// observer and the profiler run callbacks on every event). We measure that
+// cost here, on this machine, and subtract it per instrumented event that
+// fell into a gap; the executor then spins for what is left before each op.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/model/trace.h"
+#include "replayer/op_selection.h"
+
+namespace etb::replay {
+
+// What one instrumented event costs with the recording's instrumentation on
+// (ET observer + CPU profiler with shapes), measured on a burst of real ops.
+struct ProfilerCost {
+  double per_event_us = 0;  // enter + exit callbacks of one event, in total
+  double per_gap_us = 0;    // of that, what lies between two consecutive ops
+  uint64_t events = 0;      // events in the timed burst
+};
+
+// Times `ops` small dispatcher ops with the ET observer and the profiler on
+// and off (alternating, median of `rounds`). Takes well under a second.
+ProfilerCost measureProfilerCost(int ops = 2000, int rounds = 5);
+
+// The original's host time around the selected ops of one iteration.
+struct HostGaps {
+  std::vector<double> before_us;  // per selected node: host time before it
+  double after_us = 0;            // after the last op, to the iteration's end
+  double recorded_us = 0;         // sum of the gaps as profiled
+  double emulated_us = 0;         // sum after removing instrumentation
+  uint64_t gaps = 0;              // gaps longer than zero
+  uint64_t boundaries = 0;        // instrumented event starts/ends in gaps
+  uint64_t untimed = 0;           // selected nodes the profiler did not time
+  uint64_t stalls = 0;            // eventless stretches longer than stall_us
+  double stalled_us = 0;          // their length, summed (dropped)
+};
+
+// Needs a Kineto-linked trace (node and ProfilerStep times): InputError
+// naming the trace otherwise. Nodes on other threads than the iteration's
+// marker (autograd or comm workers) get no gap: they overlap the main one.
+// A stretch of a gap with no event longer than `stall_us` (0 = no limit) is
+// dropped: the recording was not running there (preempted, a throttled VM,
+// the observer flushing its file), as a CPU-bound step between two torch ops
+// rarely is for that long; what was dropped is reported, not hidden.
+HostGaps originalHostGaps(const trace::Trace& trace, const trace::Iteration& it,
+                          const std::vector<SelectedNode>& selected,
+                          const ProfilerCost& cost, double stall_us = 1000);
+
+// Busy-waits until this thread has used `us` microseconds of CPU: the
+// original's host time was CPU work, and takes longer in wall time when the
+// thread has to wait for a core, as the original's would have.
+void spinFor(double us);
+
+}  // namespace etb::replay
