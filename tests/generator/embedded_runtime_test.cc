@@ -39,7 +39,12 @@ TEST(EmbeddedRuntime, HoldsEveryReplayerSource) {
     for (const auto& e : fs::directory_iterator(fs::path(ETB_SOURCE_DIR) / dir)) {
       const std::string name = e.path().filename().string();
       const std::string ext = e.path().extension().string();
-      if ((ext != ".cc" && ext != ".h") || name == "replay_main.cc") continue;
+      // et_replay's main and its trace writer (--write-timed-trace needs the
+      // format writers, which generated programs do not carry) stay behind.
+      if ((ext != ".cc" && ext != ".h") || name == "replay_main.cc" ||
+          name.rfind("timed_trace.", 0) == 0) {
+        continue;
+      }
       EXPECT_TRUE(have.count(std::string(dir) + "/" + name)) << dir << "/" << name;
     }
   }

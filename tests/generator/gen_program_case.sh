@@ -94,10 +94,8 @@ case "$case_name" in
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$work/r.trace.json" \
       || fail "chrome trace" ;;
   ddp2_vs_et_replay)
-    # et_replay takes one --kineto for every rank; the report is rank 0's,
-    # so rank 0's profiler trace gives the same original figures as the
-    # program, which was generated with one profiler trace per rank.
-    t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank0.kineto.json.gz
+    # Each rank links its own profiler trace, as the program was generated.
+    t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank%d.kineto.json.gz
     timeout -k 5 240 mpirun -np 2 --oversubscribe "$replay" "$t" --kineto "$k" "${run_flags[@]}" --verify \
       --quiet --report-json "$work/ddp2.replay.json" || fail "et_replay under mpirun"
     timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --verify \

@@ -183,7 +183,8 @@ stall)
   read -r n0 n1 < <("$py" -c 'import json,sys; print(*json.load(open(sys.argv[1]))["stuck_node"])' "$tmp/e.json")
   limit=3
   start=$(date +%s.%N)
-  launch 2 60 "$tmp/t/stall.rank%d.et.json" "${run_flags[@]}" --comm-timeout $limit
+  # etbench's watchdog (on MPI); gloo would end the job through its own timeout.
+  launch 2 60 "$tmp/t/stall.rank%d.et.json" "${run_flags[@]}" --comm mpi --comm-timeout $limit
   took=$(echo "$(date +%s.%N) - $start" | bc)
   echo "exit $rc after ${took}s"
   [ "$rc" -ne 0 ] || fail "the job succeeded"

@@ -113,6 +113,9 @@ TEST(ReduceValues, ReduceToRootEveryOpAndDtype) {
   for (const auto& [id, what] : ids) {
     at::Tensor t = rankInput(rank, what.first);
     runNode(comm, b.trace(), id, {t}, {t});
+    // c10d's gloo reduce (like torch.distributed.reduce) leaves non-root
+    // buffers unspecified: it reduces through them. Only MPI promises them.
+    if (rank != n - 1 && comm.backendName() == "gloo") continue;
     const at::Tensor want =
         rank == n - 1 ? expected(what.second, n, what.first) : rankInput(rank, what.first);
     EXPECT_EQ(diff(t, want), "") << "reduce " << label(what.first, what.second) << " on rank "
