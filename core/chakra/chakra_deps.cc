@@ -116,6 +116,9 @@ void breakCtrlCycles(Trace& t, const std::vector<NodeId>& ids,
   }
 }
 
+// Index of the first ctrl dependency that is not the call-tree parent.
+size_t firstExtraCtrl(const NodeDeps& p) { return !p.ctrl.empty() && p.ctrl[0] != 0 ? 1 : 0; }
+
 Attr uintListAttr(Trace& t, const char* name, const std::vector<NodeId>& ids) {
   Attr a;
   a.name = t.strings.intern(name);
@@ -142,9 +145,14 @@ void resolveDeps(Trace& t, std::vector<NodeDeps>& pending, const std::string& fi
       n.parent = kept.empty() ? 0 : kept[0];
     }
     if (n.parent != 0 && n.parent != n.id && t.find(n.parent) != nullptr) ctrl[i].push_back(n.parent);
-    if (p.ctrl.size() > 1) {
+    // The model's parent uses 0 for "none", so a ctrl dependency on node 0
+    // (ASTRA-sim's files number from 0) cannot be the parent: all of that
+    // node's ctrl deps are kept as extras instead.
+    const size_t first_extra = firstExtraCtrl(p);
+    if (p.ctrl.size() > first_extra) {
       const std::vector<NodeId> extra = clean.keep(
-          n, std::vector<NodeId>(p.ctrl.begin() + 1, p.ctrl.end()), "extra ctrl dependencies");
+          n, std::vector<NodeId>(p.ctrl.begin() + first_extra, p.ctrl.end()),
+          "extra ctrl dependencies");
       ctrl[i].insert(ctrl[i].end(), extra.begin(), extra.end());
     }
     n.data_deps = clean.keep(n, n.data_deps, "data dependencies");
@@ -157,7 +165,7 @@ void resolveDeps(Trace& t, std::vector<NodeDeps>& pending, const std::string& fi
   }
   breakCtrlCycles(t, ids, data, ctrl, strict, file);
   for (size_t i = 0; i < t.nodes.size(); ++i) {
-    if (pending[i].ctrl.size() <= 1) continue;
+    if (pending[i].ctrl.size() <= firstExtraCtrl(pending[i])) continue;
     // Extras are what is left after the parent.
     std::vector<NodeId> extra = ctrl[i];
     const auto p = std::find(extra.begin(), extra.end(), t.nodes[i].parent);

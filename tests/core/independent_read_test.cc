@@ -90,16 +90,11 @@ bool omittedDefault(const std::string& name, const std::string& text) {
 
 // Dependencies: the rewrite keeps the original's, in order, except those
 // the reader dropped as a recorded repair (self, dangling, or a ctrl edge
-// on a cycle: chakra_deps.cc). Never one added or changed.
-// KNOWN LOSS, reported to the Chakra reader's owner: a control dependency
-// on node id 0 is dropped without a repair, because the model's
-// Node::parent uses 0 for "none" and ASTRA-sim traces number from 0.
+// on a cycle: chakra_deps.cc). Never one added or changed, and none on
+// node 0 lost (ASTRA-sim's files number their nodes from 0).
 void expectDeps(const char* what, const google::protobuf::RepeatedField<uint64_t>& want,
-                const google::protobuf::RepeatedField<uint64_t>& got, bool repaired, bool ctrl) {
-  std::vector<uint64_t> kept;
-  for (uint64_t d : want) {
-    if (!(ctrl && d == 0)) kept.push_back(d);
-  }
+                const google::protobuf::RepeatedField<uint64_t>& got, bool repaired) {
+  const std::vector<uint64_t> kept(want.begin(), want.end());
   const std::vector<uint64_t> out(got.begin(), got.end());
   if (repaired) {  // a subsequence of the original
     size_t k = 0;
@@ -146,8 +141,8 @@ void expectSameNodes(const std::vector<pb::Node>& want, const std::vector<pb::No
     }
     EXPECT_EQ(g.duration_micros(), w.duration_micros());
     const bool fixed = repaired.count(w.id()) > 0;
-    expectDeps("ctrl_deps", w.ctrl_deps(), g.ctrl_deps(), fixed, true);
-    expectDeps("data_deps", w.data_deps(), g.data_deps(), fixed, false);
+    expectDeps("ctrl_deps", w.ctrl_deps(), g.ctrl_deps(), fixed);
+    expectDeps("data_deps", w.data_deps(), g.data_deps(), fixed);
     const auto ga = attrsOf(g);
     for (const auto& [name, text] : attrsOf(w)) {
       auto it = ga.find(name);
