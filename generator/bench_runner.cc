@@ -82,6 +82,9 @@ int runParsed(const BenchProgram& p, BenchFlags& f) {
                       ")");
     }
     const trace::Trace t = p.build(p.ranks > 1 ? comm->rank() : 0);
+    // As et_replay: MPI starts the job, the trace's process groups name the
+    // backend the collectives run on (gloo for a gloo recording).
+    comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     f.options.iteration = p.iteration;
     f.options.original_source = p.original_source;
     replay::ReplayDiagnostics diag;

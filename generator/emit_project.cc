@@ -69,6 +69,8 @@ nlohmann::json programJson(const ProgramInfo& info) {
 }
 }  // namespace
 
+bool needsMpi(const ProgramInfo& info) { return info.ranks > 1 || info.comm_ops > 0; }
+
 void writeTextFile(const std::string& path, const std::string& text) {
   const fs::path p(path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
@@ -110,7 +112,9 @@ ProgramInfo writeProgram(const std::vector<trace::Trace>& ranks, ProgramInfo inf
       {"PROJECT", "etb_generated_bench"}, {"EXE", "bench"}, {"ETB_VERSION", ETB_VERSION},
       {"RANKS", std::to_string(info.ranks)}, {"ITERATION", std::to_string(info.iteration)},
       {"OPS", std::to_string(codes.front().ops)}, {"COMMS", std::to_string(codes.front().comm_ops)},
-      {"RUN", run}, {"ORIGINAL", info.kineto ? "from the profiler (Kineto) trace" : "when it has times"}};
+      {"RUN", run}, {"ORIGINAL", info.kineto ? "from the profiler (Kineto) trace" : "when it has times"},
+      {"NEEDS_MPI", needsMpi(info) ? "ON" : "OFF"},
+      {"MPI_NEEDED", needsMpi(info) ? ", and MPI (the trace communicates)" : " (no MPI: one rank, no collectives)"}};
   prepareOutputDir(out_dir);  // only now: bad input above writes nothing
   const fs::path out(out_dir);
   writeTextFile((out / kStampFile).string(), "et_generate " ETB_VERSION "\n");

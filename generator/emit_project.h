@@ -42,4 +42,7 @@ void prepareOutputDir(const std::string& dir);
 // Writes `text` to `path`, creating parent folders.
 void writeTextFile(const std::string& path, const std::string& text);
 
+// True when the program needs MPI: more than one rank, or any collective.
+bool needsMpi(const ProgramInfo& info);
+
 }  // namespace etb::gen

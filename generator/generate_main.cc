@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
 // et_generate TRACE -o DIR [--kineto K] [--iteration N]
-// et_generate --suite FLEET_DIR -o SUITE_DIR
+// et_generate --suite FLEET_DIR [--suite MORE_DIR...] -o SUITE_DIR
 // Writes a standalone benchmark program (or a weighted suite of them).
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,13 +16,14 @@
 int main(int argc, char** argv) {
   CLI::App app{"Turn an execution trace into a standalone C++ benchmark program", "et_generate"};
   etb::gen::GenerateOptions g;
-  std::string suite;
+  std::vector<std::string> suite;
   app.add_option("trace", g.trace, "PyTorch ET / Chakra trace; per rank: x.%d.et, x.rank%d.json or a folder");
   app.add_option("-o,--out", g.out_dir, "output folder (new, empty, or generated before)")->required();
   app.add_option("--kineto", g.kineto, "profiler (Kineto) trace(s) of the same run: original times");
   app.add_option("--iteration", g.iteration, "recorded iteration (ProfilerStep) to replay")
       ->capture_default_str();
-  app.add_option("--suite", suite, "folder of fleet traces: write a weighted suite instead");
+  app.add_option("--suite", suite, "folder of fleet traces: write a weighted suite instead (repeatable)")
+      ->allow_extra_args(false);
   app.add_option("--ops-per-file", g.emit.ops_per_file, "operators per translation unit")
       ->capture_default_str();
   return etb::runTool(app, argc, argv, [&] {

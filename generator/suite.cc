@@ -187,10 +187,16 @@ std::string assignWeights(std::vector<Group>& groups, const std::vector<JobFacts
   return timed ? "recorded_time" : "count";
 }
 
-SuiteSummary generateSuite(const std::string& fleet_dir, const std::string& out_dir,
+SuiteSummary generateSuite(const std::vector<std::string>& fleet_dirs, const std::string& out_dir,
                            const EmitOptions& options) {
-  const FleetScan scan = scanFleet(fleet_dir);
-  if (scan.jobs.empty()) ETB_INPUT_ERROR(SourceLoc{fleet_dir}, "no traces found in the folder");
+  FleetScan scan;
+  for (const std::string& dir : fleet_dirs) {
+    FleetScan one = scanFleet(dir);
+    if (one.jobs.empty()) ETB_INPUT_ERROR(SourceLoc{dir}, "no traces found in the folder");
+    for (FleetJob& j : one.jobs) scan.jobs.push_back(std::move(j));
+    scan.ignored.insert(scan.ignored.end(), one.ignored.begin(), one.ignored.end());
+  }
+  const std::string fleet_dir = fleet_dirs.empty() ? std::string("--suite") : fleet_dirs.front();
   std::vector<JobFacts> facts;
   for (const FleetJob& job : scan.jobs) {
     ETB_LOG(kInfo) << "reading " << job.traces.front() << (job.traces.size() > 1 ? " (+ranks)" : "");

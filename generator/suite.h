@@ -66,7 +66,9 @@ struct SuiteSummary {
   size_t traces = 0, groups = 0, programs = 0, unreadable = 0;
 };
 
-SuiteSummary generateSuite(const std::string& fleet_dir, const std::string& out_dir,
+// One suite over every trace in `fleet_dirs` (fleet samples and public
+// traces side by side: `--suite fleet_samples --suite ../shared/traces`).
+SuiteSummary generateSuite(const std::vector<std::string>& fleet_dirs, const std::string& out_dir,
                            const EmitOptions& options);
 
 }  // namespace etb::gen

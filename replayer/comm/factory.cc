@@ -2,17 +2,25 @@
 //
 // Chooses the backend: MPI when mpirun (or srun) started more than one rank,
 // with gloo or NCCL on top of it when asked for (or when the trace's process
-// groups name them), the local one otherwise.
+// groups name them), the local one otherwise. Compiled with ETB_WITH_MPI=0
+// (generated programs of single-rank traces, which link no MPI) only the
+// local one exists, and a multi-rank launch is refused.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "etb/config.h"
 #include "replayer/comm/communicator.h"
+#if ETB_WITH_MPI
 #include "replayer/comm/mpi_comm.h"
 #include "replayer/comm/mpi_util.h"
-#if ETB_WITH_GLOO
+#endif
+// gloo and NCCL start from the MPI communicator (rendezvous, unique id).
+#define ETB_GLOO_BUILT (ETB_WITH_GLOO && ETB_WITH_MPI)
+#define ETB_NCCL_BUILT (ETB_WITH_NCCL && ETB_WITH_MPI)
+#if ETB_GLOO_BUILT
 #include "replayer/comm/gloo_comm.h"
 #endif
 
@@ -35,15 +43,25 @@ std::string recordedBackend(const std::string& config, bool cuda) {
   return "";
 }
 
+// True when the environment says mpirun/srun started us with world > 1.
+bool launchedWithRanks() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE",
+                          "SLURM_NTASKS"}) {
+    const char* v = std::getenv(var);
+    if (v && std::atoi(v) > 1) return true;
+  }
+  return false;
+}
+
 std::string defaultBackend(const CommOptions& o) {
   return isCuda(o) && commBackendBuilt("nccl") ? "nccl" : "mpi";
 }
 }  // namespace
 
 bool commBackendBuilt(const std::string& name) {
-  if (name == "mpi") return true;
-  if (name == "gloo") return ETB_WITH_GLOO != 0;
-  if (name == "nccl") return ETB_WITH_NCCL != 0;
+  if (name == "mpi") return ETB_WITH_MPI != 0;
+  if (name == "gloo") return ETB_GLOO_BUILT != 0;
+  if (name == "nccl") return ETB_NCCL_BUILT != 0;
   return false;
 }
 
@@ -52,6 +70,10 @@ void checkCommBackend(const CommOptions& options) {
   if (b.empty()) return;
   if (b != "mpi" && b != "gloo" && b != "nccl") {
     ETB_INPUT_ERROR(SourceLoc{"--comm"}, "unknown backend \"", b, "\" (mpi, gloo or nccl)");
+  }
+  if (!ETB_WITH_MPI) {
+    ETB_INPUT_ERROR(SourceLoc{"--comm"}, "this program was built without MPI (its trace has one rank "
+                    "and no collectives), so it has no communication backend");
   }
   if (!commBackendBuilt(b)) {
     ETB_INPUT_ERROR(SourceLoc{"--comm"}, "this et_replay was built without ", b,
@@ -86,10 +108,10 @@ std::unique_ptr<Communicator> switchCommBackend(std::unique_ptr<Communicator>& c
   }
   if (backend == control->backendName()) return std::move(control);
   ETB_CHECK(control->backendName() == "mpi", "switchCommBackend needs the MPI communicator");
-#if ETB_WITH_GLOO
+#if ETB_GLOO_BUILT
   if (backend == "gloo") return comm::makeGlooCommunicator(control, options);
 #endif
-#if ETB_WITH_NCCL
+#if ETB_NCCL_BUILT
   if (backend == "nccl") return comm::makeNcclCommunicator(std::move(control), options);
 #endif
   ETB_INPUT_ERROR(SourceLoc{"--comm"}, "this et_replay was built without ", backend);
@@ -98,9 +120,10 @@ std::unique_ptr<Communicator> switchCommBackend(std::unique_ptr<Communicator>& c
 std::unique_ptr<Communicator> makeCommunicator(const CommOptions& options) {
   if (options.force_local) return makeLocalCommunicator();
   checkCommBackend(options);
+#if ETB_WITH_MPI
   int init = 0;
   MPI_Initialized(&init);
-  if (!init && !comm::launchedByMpiWithRanks()) return makeLocalCommunicator();
+  if (!init && !launchedWithRanks()) return makeLocalCommunicator();
   comm::ensureMpiInitialized();
   int world = 1;
   ETB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world));
@@ -108,6 +131,13 @@ std::unique_ptr<Communicator> makeCommunicator(const CommOptions& options) {
   const std::string backend = options.backend.empty() ? defaultBackend(options) : options.backend;
   std::unique_ptr<Communicator> mpi = comm::makeMpiCommunicator(options);
   return switchCommBackend(mpi, backend, options);
+#else
+  if (launchedWithRanks()) {
+    ETB_INPUT_ERROR(SourceLoc{"mpirun"}, "this program was built without MPI for a one-rank trace; "
+                    "run it without mpirun (every rank would replay the same iteration alone)");
+  }
+  return makeLocalCommunicator();
+#endif
 }
 
 }  // namespace etb::replay

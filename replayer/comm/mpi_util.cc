@@ -75,15 +75,6 @@ void throwMpiError(const char* call, int code, const char* file, int line) {
   ETB_RUNTIME_ERROR(file, ":", line, ": ", call, " failed: ", text, " (", rankAndHost(), ")");
 }
 
-bool launchedByMpiWithRanks() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MV2_COMM_WORLD_SIZE",
-                          "SLURM_NTASKS"}) {
-    const char* v = std::getenv(var);
-    if (v && std::atoi(v) > 1) return true;
-  }
-  return false;
-}
-
 void ensureMpiInitialized() {
   int init = 0;
   MPI_Initialized(&init);

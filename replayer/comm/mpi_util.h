@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// MPI helpers private to replayer/comm/: the checked-call macro, launch
-// detection and the dtype / reduce-op mapping.
+// MPI helpers private to replayer/comm/: the checked-call macro, MPI's
+// start-up and the dtype / reduce-op mapping.
 #pragma once
 
 #include <mpi.h>
@@ -18,8 +18,6 @@ namespace etb::replay::comm {
 // "r3@host" of this process (rank -1 before MPI_Init).
 std::string rankAndHost();
 
-// True when the environment says mpirun/srun started us with world > 1.
-bool launchedByMpiWithRanks();
 // MPI_Init_thread (MPI_THREAD_MULTIPLE wanted, so the watchdog can call
 // MPI_Abort) unless already initialised; finalises at exit if it initialised.
 void ensureMpiInitialized();

@@ -3,11 +3,13 @@
 # gen_program_case.sh CASE ET_GENERATE ET_REPLAY HOSTILE_TOOL SOURCE_DIR WORK_DIR
 # One et_generate scenario (ctest label generator, see CMakeLists.txt).
 #   build_programs: generate mlp, ddp2 (2 ranks) and the hostile program into
-#       WORK_DIR (outside the checkout) and build them with CMake (libtorch)
+#       WORK_DIR (outside the checkout) and build them with CMake (libtorch);
+#       only ddp2 looks for and links MPI
 #   mlp_vs_et_replay / ddp2_vs_et_replay: run the program and et_replay on the
 #       same trace with --verify; same operators replayed and skipped, same
 #       collectives, same original figures (ddp2: both under mpirun -np 2)
-#   mlp_flags: the program's flags (bad ones exit 2), HTML and Chrome output
+#   mlp_flags: the program's flags (bad ones exit 2), HTML and Chrome output;
+#       mpirun -np 2 of the MPI-less one-rank program is refused
 #   hostile_names: the hostile program builds, runs and prints names intact
 #   bad_input: unreadable / empty trace, foreign output folder: exit 2, one
 #       message, nothing written outside -o
@@ -73,7 +75,14 @@ case "$case_name" in
       -o "$work/ddp2" || fail "et_generate ddp2"
     grep -q 'mpirun -np 2' "$work/ddp2/README.md" || fail "README does not say mpirun -np 2"
     "$hostile" "$work/hostile" "$work/hostile.expected" || fail "hostile generator"
-    build_all mlp ddp2 hostile ;;
+    build_all mlp ddp2 hostile
+    # MPI only where the trace communicates: the one-rank mlp program neither
+    # looks for MPI nor links it; the 2-rank ddp2 program does both.
+    grep -q 'set(BENCH_NEEDS_MPI OFF)' "$work/mlp/CMakeLists.txt" || fail "mlp's CMakeLists asks for MPI"
+    grep -q 'set(BENCH_NEEDS_MPI ON)' "$work/ddp2/CMakeLists.txt" || fail "ddp2's CMakeLists does not ask for MPI"
+    ldd "$work/build/mlp/bench" | grep -q 'libmpi' && fail "the one-rank mlp program links MPI"
+    ldd "$work/build/ddp2/bench" | grep -q 'libmpi' || fail "the 2-rank ddp2 program does not link MPI"
+    true ;;
   mlp_vs_et_replay)
     t=$fleet/mlp/mlp.et.json.gz k=$fleet/mlp/mlp.kineto.json.gz
     "$replay" "$t" --kineto "$k" "${run_flags[@]}" --verify --quiet --report-json "$work/mlp.replay.json" \
@@ -92,7 +101,10 @@ case "$case_name" in
       --chrome-trace "$work/r.trace.json" || fail "flags run"
     grep -q '<html' "$work/r.html" || fail "no HTML report"
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$work/r.trace.json" \
-      || fail "chrome trace" ;;
+      || fail "chrome trace"
+    # Built without MPI, a one-rank program refuses a multi-rank launch.
+    timeout -k 5 120 mpirun -np 2 --oversubscribe "$b" --iters 1 > "$work/np2.out" 2>&1; rc=$?
+    [ $rc -ne 0 ] && grep -q 'built without MPI' "$work/np2.out" || fail "mpirun -np 2 of a one-rank program: rc $rc" ;;
   ddp2_vs_et_replay)
     # Each rank links its own profiler trace, as the program was generated.
     t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank%d.kineto.json.gz
