@@ -24,7 +24,9 @@ bool endsWith(const std::string& s, const std::string& tail) {
 
 bool maybeTraceName(const std::string& name) {
   for (const char* ext : {".json", ".json.gz", ".et", ".et.gz"}) {
-    if (endsWith(name, ext)) return !endsWith(name, ".meta.json");
+    // Sidecars of a recording (its unprofiled timing and system metrics) are
+    // not traces.
+    if (endsWith(name, ext)) return !endsWith(name, ".meta.json") && !endsWith(name, ".metrics.json");
   }
   return false;
 }

@@ -60,11 +60,12 @@ TEST_F(FleetDir, TwoRecordingsOfOneModelGroupTogetherOthersDoNot) {
   for (const char* m : {"mlp", "transformer"}) {
     link(kFleet + "/" + m + "/" + m + ".et.json.gz", m);
     link(kFleet + "/" + m + "/" + m + ".kineto.json.gz", m);
-    link(kFleet + "/" + m + "/" + m + ".meta.json", m);  // not a trace: ignored
+    link(kFleet + "/" + m + "/" + m + ".meta.json", m);     // sidecars, not traces:
+    link(kFleet + "/" + m + "/" + m + ".metrics.json", m);  // listed as ignored
   }
   const FleetScan scan = scanFleet(dir_.string());
   ASSERT_EQ(scan.jobs.size(), 4u);
-  EXPECT_EQ(scan.ignored.size(), 2u);
+  EXPECT_EQ(scan.ignored.size(), 4u);
   std::vector<JobFacts> facts;
   for (const FleetJob& j : scan.jobs) facts.push_back(readJobFacts(j));
   std::vector<Group> groups = groupJobs(facts);
