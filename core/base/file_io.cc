@@ -2,7 +2,15 @@
 #include "core/base/file_io.h"
 
 #include <unistd.h>
+
+// Generated programs build without zlib where it is missing (-DETB_WITH_ZLIB=0):
+// they then refuse .gz paths by name. etbench itself always has it.
+#ifndef ETB_WITH_ZLIB
+#define ETB_WITH_ZLIB 1
+#endif
+#if ETB_WITH_ZLIB
 #include <zlib.h>
+#endif
 
 #include <cerrno>
 #include <cstdio>
@@ -40,6 +48,7 @@ bool isGzip(const std::string& bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
+#if ETB_WITH_ZLIB
 [[noreturn]] void gzipError(const std::string& path, const z_stream& zs, int rc) {
   ETB_INPUT_ERROR(SourceLoc{path}, "corrupt or truncated gzip stream (zlib: ",
                   zs.msg != nullptr ? zs.msg : (rc == Z_BUF_ERROR ? "unexpected end" : "error"), ")");
@@ -77,12 +86,21 @@ std::string inflateGzip(const std::string& path, const std::string& in, size_t p
   out.reserve(out.size() + padding);
   return out;
 }
+#else
+[[noreturn]] void noZlib(const std::string& path) {
+  ETB_INPUT_ERROR(SourceLoc{path}, "gzip needs zlib, and this program was built without it");
+}
+#endif
 }  // namespace
 
 std::string readFileMaybeGzip(const std::string& path, size_t padding) {
   std::string raw = readRaw(path, padding);
   if (!isGzip(raw)) return raw;
+#if ETB_WITH_ZLIB
   return inflateGzip(path, raw, padding);
+#else
+  noZlib(path);
+#endif
 }
 
 // ---------------------------------------------------------------- FileReader
@@ -92,13 +110,8 @@ struct FileReader::Impl {
   uint64_t size = 0;
   uint64_t consumed = 0;
   bool gzip = false;
-  bool ended = false;  // gzip: the last member is complete
-  z_stream zs{};
-  std::string in;  // gzip input buffer
-
-  ~Impl() {
-    if (gzip) inflateEnd(&zs);
-  }
+  std::string in;  // gzip input buffer; first the two sniffed bytes
+  size_t sniff_at = 0, sniffed = 0;  // plain files: sniffed bytes not yet handed out
 
   size_t raw(char* out, size_t max) {
     const size_t n = std::fread(out, 1, max, file.get());
@@ -107,6 +120,20 @@ struct FileReader::Impl {
     }
     consumed += n;
     return n;
+  }
+
+#if ETB_WITH_ZLIB
+  bool ended = false;  // gzip: the last member is complete
+  z_stream zs{};
+
+  ~Impl() {
+    if (gzip) inflateEnd(&zs);
+  }
+
+  void startGzip(size_t head) {
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) ETB_RUNTIME_ERROR("zlib init failed");
+    zs.next_in = reinterpret_cast<Bytef*>(in.data());
+    zs.avail_in = static_cast<uInt>(head);
   }
 
   // Refills the gzip input; false at the end of the file.
@@ -137,6 +164,10 @@ struct FileReader::Impl {
     }
     return room - zs.avail_out;
   }
+#else
+  void startGzip(size_t) { noZlib(path); }
+  size_t inflateSome(char*, size_t) { noZlib(path); }
+#endif
 };
 
 FileReader::FileReader(const std::string& path) : impl_(std::make_unique<Impl>()) {
@@ -152,9 +183,11 @@ FileReader::FileReader(const std::string& path) : impl_(std::make_unique<Impl>()
   m.in.resize(size_t{1} << 18);
   const size_t head = m.raw(m.in.data(), 2);
   m.gzip = head == 2 && static_cast<unsigned char>(m.in[0]) == 0x1f && static_cast<unsigned char>(m.in[1]) == 0x8b;
-  if (m.gzip && inflateInit2(&m.zs, 16 + MAX_WBITS) != Z_OK) ETB_RUNTIME_ERROR("zlib init failed");
-  m.zs.next_in = reinterpret_cast<Bytef*>(m.in.data());
-  m.zs.avail_in = static_cast<uInt>(head);  // plain files hand these two bytes out first
+  if (m.gzip) {
+    m.startGzip(head);
+  } else {
+    m.sniffed = head;  // plain files hand these bytes out first
+  }
 }
 
 FileReader::~FileReader() = default;
@@ -164,11 +197,11 @@ size_t FileReader::read(char* out, size_t max) {
   if (max == 0) return 0;
   if (m.gzip) return m.inflateSome(out, max);
   size_t n = 0;
-  if (m.zs.avail_in > 0) {  // the sniffed bytes
-    n = std::min<size_t>(m.zs.avail_in, max);
-    std::memcpy(out, m.zs.next_in, n);
-    m.zs.next_in += n;
-    m.zs.avail_in -= static_cast<uInt>(n);
+  if (m.sniffed > 0) {
+    n = std::min(m.sniffed, max);
+    std::memcpy(out, m.in.data() + m.sniff_at, n);
+    m.sniff_at += n;
+    m.sniffed -= n;
   }
   return n + m.raw(out + n, max - n);
 }
@@ -179,6 +212,9 @@ uint64_t FileReader::consumedBytes() const { return impl_->consumed; }
 void writeFileMaybeGzip(const std::string& path, const std::string& data) {
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   if (gz) {
+#if !ETB_WITH_ZLIB
+    noZlib(path);
+#else
     gzFile f = gzopen(path.c_str(), "wb6");
     if (f == nullptr) ETB_RUNTIME_ERROR(path, ": cannot open for writing");
     size_t done = 0;
@@ -192,6 +228,7 @@ void writeFileMaybeGzip(const std::string& path, const std::string& data) {
     }
     if (gzclose(f) != Z_OK) ETB_RUNTIME_ERROR(path, ": close failed");
     return;
+#endif
   }
   FilePtr f(std::fopen(path.c_str(), "wb"));
   if (!f) ETB_RUNTIME_ERROR(path, ": cannot open for writing: ", std::strerror(errno));

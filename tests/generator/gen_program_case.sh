@@ -4,7 +4,7 @@
 # One et_generate scenario (ctest label generator, see CMakeLists.txt).
 #   build_programs: generate mlp, ddp2 (2 ranks) and the hostile program into
 #       WORK_DIR (outside the checkout) and build them with CMake (libtorch);
-#       only ddp2 looks for and links MPI
+#       only ddp2 looks for and links MPI; zlib is hidden from CMake
 #   mlp_vs_et_replay / ddp2_vs_et_replay: run the program and et_replay on the
 #       same trace with --verify; same operators replayed and skipped, same
 #       collectives, same original figures (ddp2: both under mpirun -np 2)
@@ -31,7 +31,8 @@ build_all() {
   local t0=$SECONDS
   { echo "cmake_minimum_required(VERSION 3.18)"; echo "project(gen_tests LANGUAGES C CXX)"
     for n in "$@"; do echo "add_subdirectory($n)"; done; } > "$work/CMakeLists.txt"
-  cmake -S "$work" -B "$work/build" > "$work/configure.log" 2>&1 \
+  # Without zlib, as on a machine that lacks it: the programs must not need it.
+  cmake -S "$work" -B "$work/build" -DCMAKE_DISABLE_FIND_PACKAGE_ZLIB=ON > "$work/configure.log" 2>&1 \
     || { tail -30 "$work/configure.log"; fail "configure"; }
   nice cmake --build "$work/build" -j2 > "$work/build.log" 2>&1 \
     || { grep -m5 -A5 'error' "$work/build.log"; tail -20 "$work/build.log"; fail "build"; }
@@ -102,6 +103,9 @@ case "$case_name" in
     grep -q '<html' "$work/r.html" || fail "no HTML report"
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['traceEvents']" "$work/r.trace.json" \
       || fail "chrome trace"
+    # Built without zlib (build_all), a .gz report is refused by name.
+    "$b" --iters 1 --warmup 0 --quiet --report-json "$work/r.json.gz" > "$work/flags.out" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q 'r.json.gz.*zlib' "$work/flags.out" || fail ".gz without zlib: rc $rc"
     # Built without MPI, a one-rank program refuses a multi-rank launch.
     timeout -k 5 120 mpirun -np 2 --oversubscribe "$b" --iters 1 > "$work/np2.out" 2>&1; rc=$?
     [ $rc -ne 0 ] && grep -q 'built without MPI' "$work/np2.out" || fail "mpirun -np 2 of a one-rank program: rc $rc" ;;
