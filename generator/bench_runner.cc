@@ -9,11 +9,8 @@
 
 #include "core/base/error.h"
 #include "core/base/log.h"
-#include "replayer/chrome_trace.h"
 #include "replayer/comm/communicator.h"
-#include "replayer/report_html.h"
-#include "replayer/report_json.h"
-#include "replayer/report_text.h"
+#include "replayer/report_outputs.h"
 
 namespace etb::gen {
 namespace {
@@ -91,10 +88,7 @@ int runParsed(const BenchProgram& p, BenchFlags& f) {
     const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
     if (comm->rank() != 0) return 0;
-    if (!f.quiet) replay::printReport(r, std::cout);
-    if (!f.report_json.empty()) replay::writeReportJson(r, f.report_json);
-    if (!f.report_html.empty()) replay::writeReportHtml(r, f.report_html);
-    if (!f.chrome_trace.empty()) replay::writeChromeTrace(r, f.chrome_trace);
+    replay::writeReports(r, {!f.quiet, f.report_json, f.report_html, f.chrome_trace}, std::cout);
     return diag.output_mismatches.empty() ? 0 : 1;
   } catch (const std::exception& e) {
     // One failing rank must not leave the others waiting in a collective.

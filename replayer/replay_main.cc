@@ -12,13 +12,10 @@
 #include "core/kineto/kineto_linker.h"
 #include "core/tools/tool_main.h"
 #include "core/trace_io.h"
-#include "replayer/chrome_trace.h"
 #include "replayer/original_meta.h"
 #include "replayer/original_metrics.h"
 #include "replayer/replayer.h"
-#include "replayer/report_html.h"
-#include "replayer/report_json.h"
-#include "replayer/report_text.h"
+#include "replayer/report_outputs.h"
 #include "replayer/timed_trace.h"
 
 namespace {
@@ -158,10 +155,7 @@ int replayMain(Flags& f, int argc, char** argv) {
                      << " skipped ops without";
     }
     if (comm->rank() != 0) return 0;
-    if (!f.quiet) replay::printReport(r, std::cout);
-    if (!f.report_json.empty()) replay::writeReportJson(r, f.report_json);
-    if (!f.report_html.empty()) replay::writeReportHtml(r, f.report_html);
-    if (!f.chrome_trace.empty()) replay::writeChromeTrace(r, f.chrome_trace);
+    replay::writeReports(r, {!f.quiet, f.report_json, f.report_html, f.chrome_trace}, std::cout);
     return diag.output_mismatches.empty() ? 0 : 1;
   } catch (const std::exception& e) {
     // One failing rank must not leave the others hanging in a collective.

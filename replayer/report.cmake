@@ -11,6 +11,7 @@ add_library(etb_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_json.cc
   ${CMAKE_CURRENT_LIST_DIR}/report_html.cc
   ${CMAKE_CURRENT_LIST_DIR}/chrome_trace.cc
+  ${CMAKE_CURRENT_LIST_DIR}/report_outputs.cc
 )
 add_library(etb::report ALIAS etb_report)
 set_target_properties(etb_report PROPERTIES POSITION_INDEPENDENT_CODE ON)
