@@ -26,6 +26,7 @@
 #include "core/base/log.h"
 #include "replayer/comm/comm_stats.h"
 #include "replayer/comm/gloo_comm.h"
+#include "replayer/comm/layered_comm.h"
 #include "replayer/comm/mpi_util.h"
 #include "replayer/comm/preflight.h"
 #include "replayer/comm/tensor_bind.h"
@@ -161,12 +162,12 @@ class GlooWork final : public Work {
   bool done_ = false;
 };
 
-class GlooCommunicator final : public Communicator {
+class GlooCommunicator final : public LayeredCommunicator {
  public:
   // Connects every rank through `control`; adopt() then takes it over, so
   // that a failure here leaves the caller's control communicator intact.
   GlooCommunicator(Communicator& control, const CommOptions& options)
-      : ctl_raw_(&control),
+      : LayeredCommunicator(control),
         timeout_(options.timeout_s > 0 ? std::chrono::milliseconds(
                                              static_cast<int64_t>(options.timeout_s * 1e3))
                                        : ::kProcessGroupDefaultTimeout) {
@@ -191,29 +192,14 @@ class GlooCommunicator final : public Communicator {
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin && rank() != 0) store_.reset();
-    if (!fin) ctl_->barrier();
+    if (!fin) control().barrier();
   }
 
-  void adopt(std::unique_ptr<Communicator> control) { ctl_ = std::move(control); }
-  int rank() const override { return ctl_raw_->rank(); }
-  int worldSize() const override { return ctl_raw_->worldSize(); }
+  void adopt(std::unique_ptr<Communicator> control) { own(std::move(control)); }
   std::string backendName() const override { return "gloo"; }
 
   void prepare(const trace::Trace& trace) override;
   std::shared_ptr<Work> run(CommCall& call) override;
-
-  void barrier() override { ctl_->barrier(); }
-  CommStats stats() const override { return stats_.stats(); }
-  void resetStats() override { stats_.resetStats(); }
-  std::vector<CollectiveStat> collectiveStats() const override { return stats_.collectiveStats(); }
-  void clearCollectiveStats() override { stats_.clearCollectiveStats(); }
-  std::vector<std::string> gatherToRoot(const std::string& mine) override {
-    return ctl_->gatherToRoot(mine);
-  }
-  [[noreturn]] void abortJob(const std::string& message, int code) override {
-    ctl_->abortJob(message, code);
-    std::_Exit(code);  // abortJob does not return; this tells the compiler
-  }
 
   void record(const Message& m, const std::string& group, double busy, double exposed) {
     stats_.record(m, group, busy, exposed);
@@ -239,8 +225,6 @@ class GlooCommunicator final : public Communicator {
     std::_Exit(3);
   }
 
-  Communicator* ctl_raw_;
-  std::unique_ptr<Communicator> ctl_;
   std::chrono::milliseconds timeout_;
   c10::intrusive_ptr<c10d::Store> store_;
   PgPtr world_pg_;
@@ -249,7 +233,6 @@ class GlooCommunicator final : public Communicator {
   std::vector<PgPtr> group_pgs_;  // parallel to groups_; null when not a member
   int generation_ = 0;            // store prefix of each prepare()'s groups
   std::map<std::pair<trace::NodeId, int>, at::Tensor> scratch_;
-  StatsRecorder stats_;
   std::unique_ptr<Watchdog> watchdog_;
 };
 
@@ -308,7 +291,7 @@ PgPtr GlooCommunicator::makeGroup(const std::string& prefix, int rank, int size)
 }
 
 void GlooCommunicator::prepare(const trace::Trace& trace) {
-  ctl_->prepare(trace);  // pre-flight: every rank agrees or every rank throws
+  control().prepare(trace);  // pre-flight: every rank agrees or every rank throws
   group_pgs_.clear();
   groups_ = groupsOf(trace, worldSize());
   ++generation_;

@@ -19,6 +19,7 @@
 #include "core/base/error.h"
 #include "replayer/comm/comm_plan.h"
 #include "replayer/comm/comm_stats.h"
+#include "replayer/comm/layered_comm.h"
 #include "replayer/comm/mpi_comm.h"
 #include "replayer/comm/mpi_util.h"
 #include "replayer/comm/preflight.h"
@@ -86,23 +87,23 @@ class NcclWork final : public Work {
   cudaEvent_t done_;
 };
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public LayeredCommunicator {
  public:
-  NcclCommunicator(std::unique_ptr<Communicator> control, const CommOptions&)
-      : ctl_(std::move(control)) {
+  NcclCommunicator(std::unique_ptr<Communicator> mpi, const CommOptions&)
+      : LayeredCommunicator(std::move(mpi)) {
     int devices = 0;
     ETB_CUDA_CHECK(cudaGetDeviceCount(&devices));
     if (devices == 0) ETB_RUNTIME_ERROR("--device cuda: no CUDA device on ", rankAndHost());
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    ETB_CUDA_CHECK(cudaSetDevice((local ? std::atoi(local) : ctl_->rank()) % devices));
+    ETB_CUDA_CHECK(cudaSetDevice((local ? std::atoi(local) : control().rank()) % devices));
     ETB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     ncclUniqueId id;
-    if (ctl_->rank() == 0) ETB_NCCL_CHECK(ncclGetUniqueId(&id));
+    if (control().rank() == 0) ETB_NCCL_CHECK(ncclGetUniqueId(&id));
     ETB_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
-    ETB_NCCL_CHECK(ncclCommInitRank(&world_, ctl_->worldSize(), id, ctl_->rank()));
+    ETB_NCCL_CHECK(ncclCommInitRank(&world_, control().worldSize(), id, control().rank()));
     world_spec_.name = "world";
     world_spec_.is_world = true;
-    for (int r = 0; r < ctl_->worldSize(); ++r) world_spec_.ranks.push_back(r);
+    for (int r = 0; r < control().worldSize(); ++r) world_spec_.ranks.push_back(r);
   }
   ~NcclCommunicator() override {
     cudaStreamSynchronize(stream_);
@@ -118,12 +119,10 @@ class NcclCommunicator final : public Communicator {
     cudaStreamDestroy(stream_);
   }
 
-  int rank() const override { return ctl_->rank(); }
-  int worldSize() const override { return ctl_->worldSize(); }
   std::string backendName() const override { return "nccl"; }
 
   void prepare(const trace::Trace& trace) override {
-    ctl_->prepare(trace);  // pre-flight: every rank agrees or every rank throws
+    control().prepare(trace);  // pre-flight: every rank agrees or every rank throws
     for (ncclComm_t c : group_comms_) {
       if (c && c != world_) ncclCommDestroy(c);
     }
@@ -146,18 +145,6 @@ class NcclCommunicator final : public Communicator {
 
   std::shared_ptr<Work> run(CommCall& call) override;
 
-  void barrier() override { ctl_->barrier(); }
-  CommStats stats() const override { return stats_.stats(); }
-  void resetStats() override { stats_.resetStats(); }
-  std::vector<CollectiveStat> collectiveStats() const override { return stats_.collectiveStats(); }
-  void clearCollectiveStats() override { stats_.clearCollectiveStats(); }
-  std::vector<std::string> gatherToRoot(const std::string& mine) override {
-    return ctl_->gatherToRoot(mine);
-  }
-  [[noreturn]] void abortJob(const std::string& message, int code) override {
-    ctl_->abortJob(message, code);
-    std::_Exit(code);  // abortJob does not return; this tells the compiler
-  }
 
  private:
   void issue(const Message& m, ncclComm_t comm, void* send, void* recv, const SourceLoc& loc);
@@ -178,7 +165,6 @@ class NcclCommunicator final : public Communicator {
     return e;
   }
 
-  std::unique_ptr<Communicator> ctl_;
   ncclComm_t world_ = nullptr;
   cudaStream_t stream_ = nullptr;
   GroupSpec world_spec_;
@@ -187,7 +173,6 @@ class NcclCommunicator final : public Communicator {
   std::map<trace::NodeId, std::pair<void*, void*>> scratch_;
   std::vector<cudaEvent_t> events_;
   size_t next_event_ = 0;
-  StatsRecorder stats_;
 };
 
 void NcclCommunicator::issue(const Message& m, ncclComm_t comm, void* send, void* recv,
