@@ -70,6 +70,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
     if (!host_before_us_.empty()) spinFor(host_before_us_[i]);
     const double start = nowUs();
     if (step.is_comm) {
+      if (!pending_.empty()) waitForInputs(step);
       if (step.runnable) runComm(step);
     } else if (step.runnable) {
       if (!pending_.empty()) waitForInputs(step);
@@ -227,7 +228,8 @@ void Executor::runComm(PlanStep& step) {
   if (work) {
     std::vector<int32_t> slots = step.comm_inputs;
     slots.insert(slots.end(), step.comm_outputs.begin(), step.comm_outputs.end());
-    pending_.push_back({info.pg, info.seq, std::move(work), std::move(slots)});
+    pending_.push_back({info.pg, info.seq, std::move(work), std::move(slots), node.id,
+                        info.type == trace::CommType::kSend});
   }
   if (info.type == trace::CommType::kWait || node.kind == trace::NodeKind::kWait) {
     // A wait completes the async op with its (group, seq); with no seq
@@ -248,19 +250,28 @@ void Executor::runComm(PlanStep& step) {
   }
 }
 
-// An async call completes at its wait node, or before the first op that
-// reads one of its tensors, whichever comes first: torch 1.13's DDP records
-// no wait (the reducer waits inside the autograd engine right before copying
-// the bucket back into the gradients, which the trace does show).
+// An async call completes at its wait node, or before the first step that
+// uses one of its tensors or depends on its node, whichever comes first:
+// torch 1.13's DDP records no wait (the reducer waits inside the autograd
+// engine right before copying the bucket back into the gradients, which the
+// trace does show); Chakra's p2p nodes have dependents instead of waits. A
+// send does not hold its dependents back: in the graph a send is done once
+// posted (the simulators' semantics), and waiting for its peer's receive
+// would deadlock a ring whose every rank sends before it receives.
 void Executor::waitForInputs(const PlanStep& step) {
+  const std::vector<trace::NodeId>& deps = trace_.nodes[step.node].data_deps;
   for (size_t i = 0; i < pending_.size();) {
     const std::vector<int32_t>& mine = pending_[i].slots;
-    bool reads = false;
+    const auto uses = [&](int32_t s) {
+      return s != kNoSlot && std::find(mine.begin(), mine.end(), s) != mine.end();
+    };
+    bool reads = !pending_[i].send &&
+                 std::find(deps.begin(), deps.end(), pending_[i].node) != deps.end();
     for (const ArgSource& a : step.args) {
-      for (int32_t s : a.slots) {
-        reads = reads || (s != kNoSlot && std::find(mine.begin(), mine.end(), s) != mine.end());
-      }
+      for (int32_t s : a.slots) reads = reads || uses(s);
     }
+    for (int32_t s : step.comm_inputs) reads = reads || uses(s);
+    for (int32_t s : step.comm_outputs) reads = reads || uses(s);
     if (reads) {
       pending_[i].work->wait();
       pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));

@@ -63,6 +63,8 @@ class Executor {
     int64_t seq;
     std::shared_ptr<Work> work;
     std::vector<int32_t> slots;  // the call's tensors: an op reading one waits first
+    trace::NodeId node;          // a node with a data dependency on it waits first,
+    bool send = false;           // unless it is a send (it completes by the iteration's end)
   };
   std::vector<Pending> pending_;
   std::vector<char> comm_counted_;

@@ -245,6 +245,11 @@ class NodeReader {
     }
     if (p2p) {
       c->is_p2p = true;
+      // Chakra runs a node once its deps are met: one ring step's send and
+      // receive are ready together, so blocking them in node order deadlocks
+      // once a message passes MPI's eager limit. They post non-blocking and
+      // complete before the first node that depends on them.
+      c->is_async = true;
       c->type = type == pb::COMM_SEND_NODE ? CommType::kSend : CommType::kRecv;
       c->peer = type == pb::COMM_SEND_NODE ? dst : src;
     }

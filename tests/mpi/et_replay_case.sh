@@ -19,6 +19,8 @@
 #             'SAMPLE.rank%d.kineto.json.gz': backend gloo, every op and collective replayed,
 #             each rank's original equal to the ProfilerStep of its own profiler file
 #   kineto_missing  --kineto pattern without a file for rank 1: exit 2 naming that file
+#   ring      ASTRA-sim's 8-rank custom ring all-reduce (Chakra send/recv nodes): no
+#             deadlock, every p2p node replayed, each rank's bytes as its file says
 set -u
 case_name=$1 et_replay=$2 src=$3
 py=$(command -v python3)
@@ -128,6 +130,32 @@ dlrm)
   launch 8 240 "$(dirname "$first")/dlrm_eg_%d.json" "${run_flags[@]}" --report-json "$tmp/r.json"
   [ "$rc" -eq 0 ] || fail "exit $rc"
   check_report "$tmp/r.json" 8 2 all_reduce@* all_to_allv@*
+  ;;
+ring)
+  # ASTRA-sim's custom ring all-reduce: every rank sends to its right before it
+  # receives from its left, and each receive depends on the send before it.
+  # Replayed in node order with blocking sends this deadlocked (128 KB is past
+  # MPI's eager limit); p2p nodes now post non-blocking.
+  dir="$src/../shared/traces/astra-sim/custom_collectives/custom_ring_allreduce_8npus_1MB"
+  if [ ! -d "$dir" ]; then echo "SKIP: $dir absent (shared traces not mounted)"; exit 77; fi
+  launch 8 180 "$dir/custom_allreduce.%d.et" "${run_flags[@]}" --comm-timeout 60 --report-json "$tmp/r.json"
+  [ "$rc" -eq 0 ] || fail "exit $rc"
+  # Each rank moves what its own file's send and recv nodes say (et_inspect's
+  # per-file sums, read rank by rank; the replay reads all eight at once).
+  expect=$tmp/expect.json
+  for r in 0 1 2 3 4 5 6 7; do
+    "${et_replay%/replayer/et_replay}/core/et_inspect" "$dir/custom_allreduce.$r.et" --json > "$tmp/i$r.json" ||
+      fail "et_inspect rank $r"
+  done
+  "$py" - "$tmp" > "$expect" <<'PY' || fail "expected bytes"
+import json, sys
+sums = []
+for r in range(8):
+    c = json.load(open(f"{sys.argv[1]}/i{r}.json"))["collectives"]
+    sums.append(sum(x["bytes"] for x in c if x["type"] in ("send", "recv")))
+print(json.dumps({"comm_bytes": sums}))
+PY
+  check_report "$tmp/r.json" 8 28 send@* recv@*
   ;;
 groups)
   # TRACE as a folder of per-rank files (groups.rank<R>.et.json).
