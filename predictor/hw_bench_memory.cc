@@ -3,7 +3,12 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "predictor/hw_bench.h"
@@ -40,6 +45,12 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     hw.bandwidth["inplace"].push_back(
         {3 * f, timeOp("aten::add_", "Tensor", {acc, b, c10::Scalar(1)}, o)});
     hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
+    // Dropout masks: self recorded as input and output, as a trace has it.
+    // The sampler's cost depends on p (dropout 0.1 draws bernoulli_(0.9)).
+    for (const double p : {0.1, 0.5, 0.9}) {
+      hw.bandwidth[rngCurve(p)].push_back(
+          {2 * f, timeOp("aten::bernoulli_", "float", {acc, p, c10::IValue()}, o)});
+    }
     const at::Tensor rows = a.view({n / 256, 256});
     hw.bandwidth["norm"].push_back(
         {2 * f, timeOp("aten::native_layer_norm", "",
@@ -52,6 +63,21 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
         {2 * 4.0 * side * side, timeOp("aten::clone", "", {t, c10::IValue()}, o)});
   }
   if (o.progress) o.progress("memory-bound curves: " + std::to_string(hw.bandwidth["unary"].size()) + " sizes");
+}
+
+void measureFirstTouch(const ProfileOptions& o, HwProfile& hw) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = size_t{64} << 20;
+  hw.memory.page_bytes = static_cast<double>(page);
+  const double us = medianCallUs([&] {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("et_profile_hw: mmap of 64 MiB failed");
+    volatile char* c = static_cast<char*>(p);
+    for (size_t i = 0; i < bytes; i += page) c[i] = 1;
+    munmap(p, bytes);
+  }, o.quick);
+  hw.memory.fault_us_per_page = us / static_cast<double>(bytes / page);
+  if (o.progress) o.progress("first touch: " + std::to_string(hw.memory.fault_us_per_page) + " us/page");
 }
 
 void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {

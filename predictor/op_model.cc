@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "predictor/heap_model.h"
 #include "predictor/op_shapes.h"
 
 namespace etb::predict {
@@ -33,6 +34,10 @@ bool solve3(double a[3][4], double x[3]) {
   }
   for (int i = 0; i < 3; ++i) x[i] = a[i][3] / a[i][i];
   return true;
+}
+
+std::array<double, 4> convFeatures(const ConvShape& s) {
+  return {lg(s.batch), lg(s.m / s.batch), lg(s.n), lg(s.k)};
 }
 
 const std::set<std::string> kGemm = {"mm", "addmm", "matmul", "linear", "_addmm_activation",
@@ -67,6 +72,13 @@ const std::set<std::string> kCopy = {"clone", "copy_", "cat", "stack", "index_se
                                      "scatter", "scatter_add", "index", "index_put_", "repeat",
                                      "flip", "roll", "constant_pad_nd", "masked_fill",
                                      "masked_fill_", "where"};
+// Random number generation (dropout masks, initialisers): the "rng" curve,
+// over twice the output bytes (the in-place bernoulli_ it was measured with
+// records self as input and output).
+const std::set<std::string> kRng = {"bernoulli_", "bernoulli", "uniform_", "normal_", "random_",
+                                    "exponential_", "geometric_", "cauchy_", "log_normal_",
+                                    "rand", "randn", "rand_like", "randn_like", "randint",
+                                    "randint_like", "normal", "multinomial", "randperm"};
 // Write-only ops: one pass over the output.
 const std::set<std::string> kFill = {"fill_", "zero_", "zeros", "ones", "full", "zeros_like",
                                      "ones_like", "full_like", "new_zeros", "new_ones"};
@@ -86,11 +98,14 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(s
   }
   for (const ConvPoint& c : hw.conv) {
     const ConvShape s = convShapeOf(c);
-    conv_fwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(s.flops(), c.fwd_us)});
-    conv_bwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(2 * s.flops(), c.bwd_us)});
+    const std::array<double, 4> x = convFeatures(s);
+    conv_fwd_.push_back({x, logRate(s.flops(), c.fwd_us)});
+    conv_bwd_in_.push_back({x, logRate(s.flops(), c.bwd_input_us)});
+    conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
   }
   fitEmbedding();
   fitForeach();
+  buildCurves();
 }
 
 void OpModel::fitEmbedding() {
@@ -115,6 +130,8 @@ void OpModel::fitEmbedding() {
                                std::max(lo.bwd_us - bwd_row * n_lo, 0.1)});
     }
   }
+  std::sort(emb_bwd_fill_.begin(), emb_bwd_fill_.end(),
+            [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
 }
 
 void OpModel::fitForeach() {
@@ -153,6 +170,11 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node) con
     if (sh.outputSameAsInput()) return {hw_.view_us, "view", false};
     return {memoryUs("copy", sh.bytes()), "memory:copy", false};
   }
+  if (kRng.count(name)) {
+    double out = 0;
+    for (const TensorFacts& f : sh.out) out += f.bytes;
+    return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
+  }
   if (kTranscendental.count(name)) return {memoryUs("transcendental", sh.bytes()), "memory:transcendental", false};
   if (kNorm.count(name)) return {memoryUs("norm", sh.bytes()), "memory:norm", false};
   if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes()), "memory:reduction", false};
@@ -187,18 +209,21 @@ double OpModel::bmmUs(const GemmDims& d) const {
 
 double OpModel::convUs(const OpShapes& sh, bool backward) const {
   const ConvShape c = convShapeOf(sh, backward);
-  const auto& pts = backward ? conv_bwd_ : conv_fwd_;
-  if (!c.valid || pts.empty()) return memoryUs("unary", sh.bytes());
-  const double rate = std::exp(knnValue(pts, {lg(c.m), lg(c.n), lg(c.k)}));
-  if (!backward) return std::max(c.flops() / rate, hw_.dispatch_us);
-  // output_mask (input 10) says which of grad_input / grad_weight are asked
-  // for; the profile measured both (2x the forward FLOPs).
-  double parts = 2;
+  if (!c.valid || conv_fwd_.empty()) return memoryUs("unary", sh.bytes());
+  const std::array<double, 4> x = convFeatures(c);
+  const auto at = [&](const std::vector<KnnPoint<4>>& pts) {
+    return c.flops() / std::exp(knnValue(pts, x));
+  };
+  if (!backward) return std::max(at(conv_fwd_), hw_.dispatch_us);
+  // output_mask (input 10) says which of grad_input / grad_weight (+ bias)
+  // are asked for; each half has its own measured rate.
+  bool input = true, weight = true;
   if (sh.args.size() > 10 && sh.args[10]->kind == trace::ValueKind::kList &&
       sh.args[10]->items.size() >= 2) {
-    parts = (sh.args[10]->items[0].b ? 1 : 0) + (sh.args[10]->items[1].b ? 1 : 0);
+    input = sh.args[10]->items[0].b;
+    weight = sh.args[10]->items[1].b;
   }
-  return std::max(parts * c.flops() / rate, hw_.dispatch_us);
+  return std::max((input ? at(conv_bwd_in_) : 0) + (weight ? at(conv_bwd_w_) : 0), hw_.dispatch_us);
 }
 
 double OpModel::embeddingUs(const OpShapes& sh, bool backward) const {
@@ -236,27 +261,68 @@ double OpModel::foreachUs(const OpShapes& sh) const {
   return fe_base_ + fe_tensor_ * tensors + fe_elem_ * elems;
 }
 
+std::string OpModel::rngClass(const OpShapes& sh) const {
+  // bernoulli_(self, float p): the curve measured at the nearest p; other
+  // samplers take p = 0.5's.
+  double p = 0.5;
+  if (sh.args.size() > 1 && sh.args[1]->kind == trace::ValueKind::kDouble) p = sh.args[1]->d;
+  std::string best;
+  double gap = 0;
+  for (const double q : {0.1, 0.5, 0.9}) {
+    if (!warm_.count(rngCurve(q))) continue;
+    if (best.empty() || std::fabs(q - p) < gap) {
+      best = rngCurve(q);
+      gap = std::fabs(q - p);
+    }
+  }
+  return best.empty() ? "unary" : best;
+}
+
 double OpModel::memoryUs(const std::string& cls, double bytes) const {
-  auto it = hw_.bandwidth.find(cls);
-  if (it == hw_.bandwidth.end()) it = hw_.bandwidth.find("unary");
-  if (it == hw_.bandwidth.end()) return hw_.dispatch_us;
+  auto it = warm_.find(cls);
+  if (it == warm_.end()) it = warm_.find("unary");
+  if (it == warm_.end()) return hw_.dispatch_us;
   return std::max(curveUs(it->second, bytes), hw_.dispatch_us);
 }
 
 double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes) const {
+  const std::map<int, std::vector<SizePoint>>* by_group = nullptr;
+  if (const auto it = collectives_.find(type); it != collectives_.end()) by_group = &it->second;
+  if (!by_group) return -1;
   int best = 0;
-  for (const CollectivePoint& c : hw_.collectives) {
-    if (c.type != type) continue;
-    if (best == 0 || std::abs(c.group_size - group_size) < std::abs(best - group_size)) best = c.group_size;
-  }
-  if (best == 0) return -1;
-  std::vector<SizePoint> curve;
-  for (const CollectivePoint& c : hw_.collectives) {
-    if (c.type == type && c.group_size == best) curve.push_back({c.bytes, c.us});
+  for (const auto& [size, curve] : *by_group) {
+    if (best == 0 || std::abs(size - group_size) < std::abs(best - group_size)) best = size;
   }
   // Ring algorithms move (n-1)/n of the data per rank: rescale between sizes.
   const double scale = (group_size - 1.0) / group_size * best / (best - 1.0);
-  return curveUs(curve, algo_bytes) * (best == group_size ? 1.0 : scale);
+  return curveUs(by_group->at(best), algo_bytes) * (best == group_size ? 1.0 : scale);
+}
+
+void OpModel::buildCurves() {
+  for (const CollectivePoint& c : hw_.collectives) {
+    collectives_[c.type][c.group_size].push_back({c.bytes, c.us});
+  }
+  const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
+  for (auto& [type, groups] : collectives_) {
+    for (auto& [size, curve] : groups) std::sort(curve.begin(), curve.end(), byBytes);
+  }
+  // The microbenchmarks' outputs of kMmapMax and more were mapped afresh on
+  // every call (glibc maps them whatever its threshold): take that first
+  // touch out, the heap model adds it back where the replay pays it.
+  const std::map<std::string, double> out_share = {
+      {"elementwise", 1.0 / 3}, {"unary", 0.5}, {"transcendental", 0.5}, {"norm", 0.5},
+      {"copy", 0.5}};
+  const double per_byte = hw_.memory.fault_us_per_page / hw_.memory.page_bytes;
+  for (const auto& [cls, curve] : hw_.bandwidth) {
+    std::vector<SizePoint>& warm = warm_[cls];
+    const auto share = out_share.find(cls);
+    for (SizePoint p : curve) {
+      const double out = share == out_share.end() ? 0 : p.bytes * share->second;
+      if (out >= HeapModel::kMmapMax) p.us = std::max(p.us - out * per_byte, 0.25 * p.us);
+      warm.push_back(p);
+    }
+    std::sort(warm.begin(), warm.end(), byBytes);
+  }
 }
 
 }  // namespace etb::predict

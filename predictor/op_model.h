@@ -12,7 +12,10 @@
 //                  index distribution (cache reuse of hot rows is the point);
 //   foreach        a per-tensor cost plus bytes, fitted to _foreach_ loops;
 //   memory         bytes moved over a measured size curve for its class
-//                  (elementwise, unary, transcendental, reduction, copy);
+//                  (elementwise, unary, transcendental, reduction, copy,
+//                  rng), less the first touch of outputs the benchmark had
+//                  to map afresh (the predictor adds first touches where
+//                  its heap model says the replay pays them);
 //   view           the dispatcher cost of a call that touches no data.
 #pragma once
 
@@ -50,16 +53,21 @@ class OpModel {
 
  private:
   void fitForeach();
+  void buildCurves();
   double gemmUs(double m, double n, double k) const;
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
   double embeddingUs(const OpShapes& shapes, bool backward) const;
   double foreachUs(const OpShapes& shapes) const;
   double memoryUs(const std::string& cls, double bytes) const;
+  std::string rngClass(const OpShapes& shapes) const;
 
   const HwProfile& hw_;
   std::string dist_;
-  std::vector<KnnPoint<3>> gemm_, conv_fwd_, conv_bwd_;
+  std::vector<KnnPoint<3>> gemm_;
+  // Convolutions in (batch, output pixels, n, k): a small feature map runs
+  // at another rate than a large one of the same implicit-GEMM m.
+  std::vector<KnnPoint<4>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   // embedding_bag: time = a fixed part + a part per looked-up row. The
@@ -69,6 +77,10 @@ class OpModel {
   std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
   std::vector<SizePoint> emb_bwd_fill_;
   double fe_base_ = 0, fe_tensor_ = 0, fe_elem_ = 0;  // _foreach_ fit
+  // The memory-bound curves without first-touch costs, and the collective
+  // curves by type and group size, each sorted by bytes once.
+  std::map<std::string, std::vector<SizePoint>> warm_;
+  std::map<std::string, std::map<int, std::vector<SizePoint>>> collectives_;
 };
 
 // The op kind used to group predictions ("aten::mm").

@@ -99,7 +99,7 @@ ConvShape convShapeOf(const ConvPoint& c) {
   const double oh = static_cast<double>((c.h + 2 * (c.kh / 2) - c.kh) / c.stride + 1);
   const double ow = static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);
   return {true, static_cast<double>(c.n) * oh * ow, static_cast<double>(c.oc),
-          static_cast<double>(c.c / c.groups * c.kh * c.kw)};
+          static_cast<double>(c.c / c.groups * c.kh * c.kw), static_cast<double>(c.n)};
 }
 
 ConvShape convShapeOf(const OpShapes& s, bool backward) {
@@ -109,7 +109,8 @@ ConvShape convShapeOf(const OpShapes& s, bool backward) {
   ConvShape c;
   if (!y || !w || y->shape.size() < 3 || w->shape.size() < 3) return c;
   c.valid = true;
-  c.m = y->shape[0] * product(y->shape, 2, y->shape.size());
+  c.batch = static_cast<double>(y->shape[0]);
+  c.m = c.batch * product(y->shape, 2, y->shape.size());
   c.n = static_cast<double>(w->shape[0]);
   c.k = product(w->shape, 1, w->shape.size());
   return c;

@@ -22,7 +22,7 @@ HwProfile handProfile() {
   hw.view_us = 0.5;
   hw.gemm = {{1, 64, 32, 128, 40.0}, {1, 256, 256, 256, 900.0}, {1, 16, 16, 16, 2.0},
              {1, 1024, 64, 512, 3000.0}};
-  hw.conv = {{2, 8, 16, 16, 16, 3, 3, 1, 1, 100.0, 260.0}};
+  hw.conv = {{2, 8, 16, 16, 16, 3, 3, 1, 1, 100.0, 160.0, 70.0}};
   hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}, {16000, 8}};
   hw.bandwidth["elementwise"] = {{1500, 3}, {6000, 6}};
   return hw;
@@ -78,8 +78,49 @@ TEST(OpModel, ConvUsesItsImplicitGemmShapeAndTheBackwardMask) {
   b.op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, ...)", in, {w});
   const trace::Trace t = b.finish();
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 100.0, 1e-6);
-  // Only grad_weight asked for: half of the measured (input + weight) backward.
-  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 130.0, 1e-6);
+  // Only grad_weight asked for: the measured weight half, not the input half
+  // (160) nor both (230).
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 70.0, 1e-6);
+}
+
+TEST(OpModel, BernoulliReadsTheCurveOfTheNearestMeasuredProbability) {
+  HwProfile hw = handProfile();
+  hw.bandwidth[rngCurve(0.5)] = {{1000, 50}, {4000, 200}};
+  hw.bandwidth[rngCurve(0.9)] = {{1000, 20}, {4000, 80}};
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto m = b.tensor({500});  // 2000 bytes in place: self in + out = 4000
+  b.op("aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
+       {m, trace::makeDouble(b.trace(), 0.85), trace::makeNone(b.trace())}, {m});
+  b.op("aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
+       {m, trace::makeDouble(b.trace(), 0.4), trace::makeNone(b.trace())}, {m});
+  const trace::Trace t = b.finish();
+  EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:rng");
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 80.0, 1e-9);   // dropout(0.1)'s p = 0.9
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 200.0, 1e-9);
+}
+
+TEST(OpModel, CurvesLeaveOutTheFirstTouchOfOutputsTheBenchmarkMapped) {
+  HwProfile hw = handProfile();
+  hw.memory = {4096, 2.0};
+  // relu over 48 MiB in + 48 MiB out: glibc maps a 48 MiB output afresh on
+  // every call, so 12288 faulted pages (2 us each) are in the measurement.
+  const double big = 96.0 * 1024 * 1024, pages = 48.0 * 1024 * 1024 / 4096;
+  hw.bandwidth["unary"] = {{1000, 2}, {big, 10000 + 2.0 * pages}};
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto a = b.tensor({12 * 1024 * 1024}), r = b.tensor({12 * 1024 * 1024});
+  b.op("aten::relu(Tensor self) -> Tensor", {a}, {r});
+  const trace::Trace t = b.finish();
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 10000, 1e-6);
+}
+
+TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["unary"] = {{16000, 8}, {1000, 2}, {4000, 4}};  // as a hand edit may leave it
+  const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
+  EXPECT_NEAR(curveUs(back.bandwidth.at("unary"), 2000), 2 * std::sqrt(2.0), 1e-9);
+  EXPECT_DOUBLE_EQ(curveUs(back.bandwidth.at("unary"), 32000), 16);
 }
 
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
