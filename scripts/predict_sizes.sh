@@ -54,7 +54,7 @@ for v in "${VARIANTS[@]}"; do
       --report-json "$OUT/$name.predict.json"
     preds+=("$(field "$OUT/$name.predict.json" "d['predicted']['iter_ms']")")
   done
-  rows+=("$name $sizes ${reps[*]// /,} ${preds[*]// /,}")
+  rows+=("$name $sizes $(IFS=,; echo "${reps[*]}") $(IFS=,; echo "${preds[*]}")")
 done
 python3 - "${rows[@]}" <<'PY'
 import math, statistics as st, sys
