@@ -41,9 +41,12 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
     }
     if (o.progress) o.progress("gemm: " + std::to_string(hw.gemm.size()) + " shapes");
   }
-  for (int64_t bt : {4, 32}) {
-    for (int64_t d : sizesOf(o, {16, 128}, {16, 64, 256})) {
-      for (int64_t k : sizesOf(o, {16, 128}, {16, 64, 256})) {
+  // Batched GEMMs from attention heads (few, wide) to pairwise
+  // interactions (hundreds of tiny ones, as DLRM's).
+  for (int64_t bt : sizesOf(o, {4, 256}, {4, 32, 256})) {
+    for (int64_t d : sizesOf(o, {16, 128}, {8, 16, 64, 256})) {
+      for (int64_t k : sizesOf(o, {16, 128}, {8, 16, 64, 256})) {
+        if (static_cast<double>(bt) * d * d * k > cap) continue;
         const at::Tensor a = at::randn({bt, d, k}), b = at::randn({bt, k, d});
         hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o)});
       }

@@ -14,8 +14,8 @@ namespace etb::predict {
 namespace {
 using nlohmann::json;
 
-// 2: the "memory" block (first-touch cost), the "rng" curve, conv backward
-// halves measured apart.
+// 2: the "memory" block (first-touch cost, LLC), the "rng" and "@cold"
+// curves, cold embedding lookups, conv backward halves measured apart.
 constexpr int kSchemaVersion = 2;
 
 // Reads `key` of `obj` as T, or throws InputError naming the path and key.
@@ -117,7 +117,8 @@ json embeddingJson(const std::vector<EmbeddingPoint>& pts) {
   json a = json::array();
   for (const EmbeddingPoint& e : pts) {
     a.push_back({{"rows", e.rows}, {"dim", e.dim}, {"batch", e.batch}, {"pooling", e.pooling},
-                 {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us}});
+                 {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us},
+                 {"fwd_cold_us", e.fwd_cold_us}});
   }
   return a;
 }
@@ -134,6 +135,7 @@ std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
     e.dist = field<std::string>(j, "dist", p, w);
     e.fwd_us = field<double>(j, "fwd_us", p, w);
     e.bwd_us = field<double>(j, "bwd_us", p, w);
+    e.fwd_cold_us = field<double>(j, "fwd_cold_us", p, w);
     out.push_back(e);
   }
   return out;
@@ -145,7 +147,8 @@ std::string profileToJson(const HwProfile& hw) {
   j["schema_version"] = kSchemaVersion;
   j["identity"] = identityJson(hw.identity);
   j["memory"] = {{"page_bytes", hw.memory.page_bytes},
-                 {"fault_us_per_page", hw.memory.fault_us_per_page}};
+                 {"fault_us_per_page", hw.memory.fault_us_per_page},
+                 {"llc_bytes", hw.memory.llc_bytes}};
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["gemm"] = gemmJson(hw.gemm);
@@ -190,6 +193,7 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   const json& mem = member(j, "memory", path);
   hw.memory.page_bytes = field<double>(mem, "page_bytes", path, "memory");
   hw.memory.fault_us_per_page = field<double>(mem, "fault_us_per_page", path, "memory");
+  hw.memory.llc_bytes = field<double>(mem, "llc_bytes", path, "memory");
   if (hw.memory.page_bytes <= 0 || hw.memory.fault_us_per_page < 0) {
     ETB_INPUT_ERROR(SourceLoc{path}, "memory: page_bytes must be positive and fault_us_per_page "
                     "not negative");

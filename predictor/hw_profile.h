@@ -54,6 +54,7 @@ struct EmbeddingPoint {
   int64_t rows = 0, dim = 0, batch = 0, pooling = 0;
   std::string dist = "uniform";
   double fwd_us = 0, bwd_us = 0;
+  double fwd_cold_us = 0;  // forward with the table flushed from the caches
 };
 
 // _foreach_add_ over `tensors` tensors holding `elems` floats in total.
@@ -75,9 +76,14 @@ struct CollectivePoint {
 // fill on first touch of each page). Microbenchmarks reuse one warm buffer,
 // so their curves leave this out; the heap model (heap_model.h) adds it
 // where the replay's allocation sequence has to grow the heap.
+// The last-level cache decides which of an op's inputs come from DRAM: the
+// predictor tracks the bytes touched since each tensor's last use (its reuse
+// distance) and reads the "@cold" curves, measured with the caches flushed,
+// for the part that no longer fits.
 struct MemoryFacts {
   double page_bytes = 4096;
   double fault_us_per_page = 0;  // map, first write and unmap of one page
+  double llc_bytes = 0;          // last-level cache (sysfs); 0 = unknown, all warm
 };
 
 struct HwProfile {
@@ -90,7 +96,8 @@ struct HwProfile {
   std::vector<ConvPoint> conv;
   // Memory-bound curves by kernel class: "elementwise" (2 reads, 1 write),
   // "unary" (1 read, 1 write), "reduction" (1 read), "copy" (strided copy),
-  // "rng:P" (bernoulli_(P) in place: random numbers, 1 write). Each curve is in
+  // "rng:P" (bernoulli_(P) in place: random numbers, 1 write); "CLASS@cold"
+  // the same kernels on inputs flushed from the caches. Each curve is in
   // increasing bytes once read or measured (curveUs relies on it).
   std::map<std::string, std::vector<SizePoint>> bandwidth;
   std::vector<EmbeddingPoint> embedding;

@@ -57,10 +57,23 @@ const std::set<std::string> kView = {
     "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_", "record_stream"};
 // Ops that are views when the output is the input tensor, copies otherwise.
 const std::set<std::string> kMaybeCopy = {"reshape", "contiguous", "to", "_to_copy", "type_as"};
-const std::set<std::string> kTranscendental = {
-    "tanh", "exp", "sigmoid", "gelu", "log", "_softmax", "softmax", "log_softmax",
-    "_log_softmax", "erf", "silu", "pow", "rsqrt", "sqrt", "tanh_backward", "sigmoid_backward",
-    "gelu_backward", "_softmax_backward_data", "_log_softmax_backward_data", "silu_backward"};
+// Ops with a vectorised special function: each has its own measured curve
+// ("op:NAME", et_profile_hw) since their costs differ several-fold (tanh vs
+// exp); ops not measured read the "transcendental" (tanh) curve.
+const std::map<std::string, std::string> kSpecial = {
+    {"tanh", "tanh"}, {"exp", "exp"}, {"sigmoid", "sigmoid"}, {"gelu", "gelu"}, {"log", "log"},
+    {"erf", "erf"}, {"silu", "silu"}, {"_softmax", "_softmax"}, {"softmax", "_softmax"},
+    {"_log_softmax", "_log_softmax"}, {"log_softmax", "_log_softmax"},
+    {"gelu_backward", "gelu"}, {"_log_softmax_backward_data", "exp"}, {"logsigmoid", "sigmoid"},
+    {"elu", "exp"}, {"softplus", "exp"}, {"mish", "tanh"}};
+// Plain arithmetic over one or two inputs (gradients of activations that
+// reuse the forward's output, square roots): the elementwise or unary curve.
+const std::set<std::string> kArithmetic = {
+    "tanh_backward", "sigmoid_backward", "_softmax_backward_data", "silu_backward",
+    "threshold_backward", "sqrt", "rsqrt", "pow", "reciprocal", "neg", "abs", "square",
+    "clamp", "clamp_min", "clamp_max", "relu", "leaky_relu", "hardtanh", "sub", "rsub", "mul",
+    "div", "add", "addcmul", "addcdiv", "lerp", "maximum", "minimum", "eq", "ne", "lt", "le",
+    "gt", "ge", "sign", "floor", "ceil", "round", "trunc", "frac", "logical_not", "bitwise_not"};
 const std::set<std::string> kNorm = {
     "native_layer_norm", "native_batch_norm", "layer_norm", "batch_norm", "group_norm",
     "native_group_norm", "_batch_norm_impl_index", "native_layer_norm_backward",
@@ -126,6 +139,10 @@ void OpModel::fitEmbedding() {
       emb_fwd_row_.push_back({x, std::log(fwd_row)});
       emb_fwd_fixed_.push_back({x, std::log(std::max(lo.fwd_us - fwd_row * n_lo, 0.1))});
       emb_bwd_row_.push_back({x, std::log(bwd_row)});
+      if (lo.fwd_cold_us > 0 && hi.fwd_cold_us > 0) {
+        const double cold_row = std::max((hi.fwd_cold_us - lo.fwd_cold_us) / (n_hi - n_lo), 1e-4);
+        emb_cold_row_.push_back({x, std::log(cold_row)});
+      }
       emb_bwd_fill_.push_back({static_cast<double>(lo.rows * lo.dim) * 4,
                                std::max(lo.bwd_us - bwd_row * n_lo, 0.1)});
     }
@@ -152,7 +169,7 @@ void OpModel::fitForeach() {
   }
 }
 
-OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node) const {
+OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold) const {
   std::string name(t.name(node));
   if (name.rfind("aten::", 0) == 0) name = name.substr(6);
   const OpShapes sh = opShapes(t, node);
@@ -162,37 +179,41 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node) con
   }
   if (kConv.count(name)) return {convUs(sh, false), "conv", false};
   if (name == "convolution_backward") return {convUs(sh, true), "conv", false};
-  if (kEmbFwd.count(name)) return {embeddingUs(sh, false), "embedding_bag", false};
-  if (kEmbBwd.count(name)) return {embeddingUs(sh, true), "embedding_bag", false};
+  if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
+  if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
   if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh), "foreach", false};
   if (kView.count(name)) return {hw_.view_us, "view", false};
   if (kMaybeCopy.count(name)) {
     if (sh.outputSameAsInput()) return {hw_.view_us, "view", false};
-    return {memoryUs("copy", sh.bytes()), "memory:copy", false};
+    return {memoryUs("copy", sh.bytes(), cold), "memory:copy", false};
   }
   if (kRng.count(name)) {
     double out = 0;
     for (const TensorFacts& f : sh.out) out += f.bytes;
     return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
   }
-  if (kTranscendental.count(name)) return {memoryUs("transcendental", sh.bytes()), "memory:transcendental", false};
-  if (kNorm.count(name)) return {memoryUs("norm", sh.bytes()), "memory:norm", false};
-  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes()), "memory:reduction", false};
+  if (const auto sp = kSpecial.find(name); sp != kSpecial.end()) {
+    const std::string curve = warm_.count("op:" + sp->second) ? "op:" + sp->second : "transcendental";
+    return {memoryUs(curve, sh.bytes(), cold), "memory:" + curve, false};
+  }
+  if (kNorm.count(name)) return {memoryUs("norm", sh.bytes(), cold), "memory:norm", false};
+  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes(), cold), "memory:reduction", false};
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
-  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes()), "memory:copy", false};
+  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold), "memory:copy", false};
   if (kFill.count(name)) {
     double out = 0;
     for (const TensorFacts& f : sh.out) out += f.bytes;
-    return {memoryUs("unary", 2 * out) / 2, "memory:fill", false};
+    return {memoryUs("unary", 2 * out, cold) / 2, "memory:fill", false};
   }
   // In place (add_, mul_, ...): nothing allocated, so no page faults.
   if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
-    return {memoryUs("inplace", sh.bytes()), "memory:inplace", false};
+    return {memoryUs("inplace", sh.bytes(), cold), "memory:inplace", false};
   }
   const std::string cls = sh.tensorInputs() >= 2 ? "elementwise" : "unary";
-  // A fallback: an op of unknown cost; the caller prefers its children's sum.
-  return {memoryUs(cls, sh.bytes()), "memory:" + cls, true};
+  // Anything else is a fallback: an op of unknown cost; the caller prefers
+  // its children's sum.
+  return {memoryUs(cls, sh.bytes(), cold), "memory:" + cls, kArithmetic.count(name) == 0};
 }
 
 double OpModel::gemmUs(double m, double n, double k) const {
@@ -226,7 +247,7 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
   return std::max((input ? at(conv_bwd_in_) : 0) + (weight ? at(conv_bwd_w_) : 0), hw_.dispatch_us);
 }
 
-double OpModel::embeddingUs(const OpShapes& sh, bool backward) const {
+double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) const {
   // forward: (weight[rows, dim], indices, offsets, ...); backward: (grad[bags,
   // dim], indices, ..., num_weights): the table's rows are then the largest
   // Int argument (num_weights; the others are flags, mode and padding_idx).
@@ -247,7 +268,13 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward) const {
   if (backward) {
     return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
   }
-  return std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
+  const double warm = std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
+  if (cold <= 0 || emb_cold_row_.empty()) return warm;
+  // The fixed part stays warm: a flush also evicts the code and the
+  // dispatcher's tables, which a replay calling ops back to back keeps hot.
+  const double flushed =
+      std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_cold_row_, x)) * lookups;
+  return warm + cold * std::max(0.0, flushed - warm);
 }
 
 double OpModel::foreachUs(const OpShapes& sh) const {
@@ -278,10 +305,19 @@ std::string OpModel::rngClass(const OpShapes& sh) const {
   return best.empty() ? "unary" : best;
 }
 
-double OpModel::memoryUs(const std::string& cls, double bytes) const {
+double OpModel::memoryUs(const std::string& cls, double bytes, double cold) const {
   auto it = warm_.find(cls);
   if (it == warm_.end()) it = warm_.find("unary");
   if (it == warm_.end()) return hw_.dispatch_us;
+  const auto flushed = warm_.find(it->first + "@cold");
+  if (cold > 0 && flushed != warm_.end()) {
+    // What the flush costs at the smallest size is code and dispatcher
+    // state evicted with the data (a replay keeps those hot): only the
+    // part of the gap that grows with the bytes is the data's.
+    const double w = curveUs(it->second, bytes), c = curveUs(flushed->second, bytes);
+    const double w0 = it->second.front().us, c0 = curveUs(flushed->second, it->second.front().bytes);
+    return std::max(w + cold * std::max(0.0, (c - w) - (c0 - w0)), hw_.dispatch_us);
+  }
   return std::max(curveUs(it->second, bytes), hw_.dispatch_us);
 }
 
@@ -315,7 +351,7 @@ void OpModel::buildCurves() {
   const double per_byte = hw_.memory.fault_us_per_page / hw_.memory.page_bytes;
   for (const auto& [cls, curve] : hw_.bandwidth) {
     std::vector<SizePoint>& warm = warm_[cls];
-    const auto share = out_share.find(cls);
+    const auto share = out_share.find(cls.substr(0, cls.find('@')));
     for (SizePoint p : curve) {
       const double out = share == out_share.end() ? 0 : p.bytes * share->second;
       if (out >= HeapModel::kMmapMax) p.us = std::max(p.us - out * per_byte, 0.25 * p.us);

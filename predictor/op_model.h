@@ -43,7 +43,10 @@ class OpModel {
   // `index_dist` as et_replay takes it: "uniform" or "zipf:ALPHA".
   OpModel(const HwProfile& profile, std::string index_dist);
 
-  OpEstimate estimate(const trace::Trace& trace, const trace::Node& node) const;
+  // `cold`: the share of the op's input bytes that come from DRAM
+  // (reuse_model.h); memory-bound ops and lookups then read their "@cold"
+  // curves for that share.
+  OpEstimate estimate(const trace::Trace& trace, const trace::Node& node, double cold = 0) const;
 
   // Time of one collective moving `algo_bytes` (nccl-tests size) on a group
   // of `group_size` ranks: the measured curve of that type, from the
@@ -57,9 +60,9 @@ class OpModel {
   double gemmUs(double m, double n, double k) const;
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
-  double embeddingUs(const OpShapes& shapes, bool backward) const;
+  double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
   double foreachUs(const OpShapes& shapes) const;
-  double memoryUs(const std::string& cls, double bytes) const;
+  double memoryUs(const std::string& cls, double bytes, double cold = 0) const;
   std::string rngClass(const OpShapes& shapes) const;
 
   const HwProfile& hw_;
@@ -75,6 +78,7 @@ class OpModel {
   // gradient (a curve over its bytes); the per-row part depends on where
   // the rows live in the cache hierarchy (table size, width, distribution).
   std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
+  std::vector<KnnPoint<2>> emb_cold_row_;  // per row, table flushed
   std::vector<SizePoint> emb_bwd_fill_;
   double fe_base_ = 0, fe_tensor_ = 0, fe_elem_ = 0;  // _foreach_ fit
   // The memory-bound curves without first-touch costs, and the collective

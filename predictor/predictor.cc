@@ -10,6 +10,7 @@
 #include "core/base/error.h"
 #include "predictor/aten_call_counter.h"
 #include "predictor/heap_model.h"
+#include "predictor/reuse_model.h"
 #include "predictor/op_model.h"
 #include "predictor/schedule.h"
 #include "replayer/comm/comm_plan.h"
@@ -40,15 +41,17 @@ class Coster {
   Coster(const trace::Trace& t, const OpModel& m) : t_(t), m_(m), children_(t.children()) {}
   const std::vector<std::vector<uint32_t>>& children() const { return children_; }
 
-  OpEstimate cost(uint32_t index) const {
+  // `cold`: the share of the op's inputs that come from DRAM (its children
+  // are taken to share it).
+  OpEstimate cost(uint32_t index, double cold) const {
     const trace::Node& n = t_.nodes[index];
-    OpEstimate e = m_.estimate(t_, n);
+    OpEstimate e = m_.estimate(t_, n, cold);
     if (!e.fallback) return e;
     double sum = 0;
     bool any = false;
     for (uint32_t c : children_[index]) {
       if (t_.nodes[c].kind != trace::NodeKind::kOperator) continue;
-      sum += cost(c).us;
+      sum += cost(c, cold).us;
       any = true;
     }
     if (any) return {sum, "composite", false};
@@ -93,6 +96,7 @@ class StepBuilder {
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
     const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children());
+    const std::vector<double> cold = coldInputShare(t_, sel, hw_.memory.llc_bytes);
     std::vector<Step> steps;
     for (size_t i = 0; i < sel.size(); ++i) {
       const trace::Node& n = t_.nodes[sel[i].index];
@@ -100,7 +104,7 @@ class StepBuilder {
       Step step;
       step.op = rp_.ops.size() - 1;
       if (sel[i].is_comm) comm(n, step);
-      else op(sel[i].index, fresh[i], step);
+      else op(sel[i].index, fresh[i], cold[i], step);
       steps.push_back(step);
     }
     if (p_.ops == 0 && rank_ == 0) {
@@ -111,7 +115,7 @@ class StepBuilder {
   }
 
  private:
-  void op(uint32_t index, double fresh_bytes, Step& step) {
+  void op(uint32_t index, double fresh_bytes, double cold, Step& step) {
     OpPrediction& out = rp_.ops[step.op];
     if (rank_ == 0) ++p_.ops;
     if (!resolvable(t_, t_.nodes[index])) {
@@ -122,7 +126,7 @@ class StepBuilder {
       }
       return;
     }
-    const OpEstimate e = coster_.cost(index);
+    const OpEstimate e = coster_.cost(index, cold);
     out.family = e.family;
     // First touch of the pages its outputs take from a grown heap or a new
     // mapping (heap_model.h): the microbenchmark curves leave it out.
