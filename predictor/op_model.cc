@@ -183,15 +183,18 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
   if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh), "foreach", false};
   if (kView.count(name)) return {hw_.view_us, "view", false};
+  return memoryEstimate(name, sh, cold);
+}
+
+// Memory-bound ops: bytes moved over the curve of their class.
+OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, double cold) const {
+  double out = 0;
+  for (const TensorFacts& f : sh.out) out += f.bytes;
   if (kMaybeCopy.count(name)) {
     if (sh.outputSameAsInput()) return {hw_.view_us, "view", false};
     return {memoryUs("copy", sh.bytes(), cold), "memory:copy", false};
   }
-  if (kRng.count(name)) {
-    double out = 0;
-    for (const TensorFacts& f : sh.out) out += f.bytes;
-    return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
-  }
+  if (kRng.count(name)) return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
   if (const auto sp = kSpecial.find(name); sp != kSpecial.end()) {
     const std::string curve = warm_.count("op:" + sp->second) ? "op:" + sp->second : "transcendental";
     return {memoryUs(curve, sh.bytes(), cold), "memory:" + curve, false};
@@ -201,11 +204,7 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
   if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold), "memory:copy", false};
-  if (kFill.count(name)) {
-    double out = 0;
-    for (const TensorFacts& f : sh.out) out += f.bytes;
-    return {memoryUs("unary", 2 * out, cold) / 2, "memory:fill", false};
-  }
+  if (kFill.count(name)) return {memoryUs("unary", 2 * out, cold) / 2, "memory:fill", false};
   // In place (add_, mul_, ...): nothing allocated, so no page faults.
   if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
     return {memoryUs("inplace", sh.bytes(), cold), "memory:inplace", false};

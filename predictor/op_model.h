@@ -62,6 +62,7 @@ class OpModel {
   double convUs(const OpShapes& shapes, bool backward) const;
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
   double foreachUs(const OpShapes& shapes) const;
+  OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold) const;
   double memoryUs(const std::string& cls, double bytes, double cold = 0) const;
   std::string rngClass(const OpShapes& shapes) const;
 
