@@ -16,26 +16,6 @@ double lg(double x) { return std::log2(std::max(x, 1.0)); }
 // log(FLOPs per microsecond) of a measured GEMM / conv.
 double logRate(double flops, double us) { return std::log(flops / std::max(us, 1e-3)); }
 
-// Solves the 3x3 system in the augmented matrix `a` (Gaussian elimination
-// with partial pivoting); false when singular.
-bool solve3(double a[3][4], double x[3]) {
-  for (int c = 0; c < 3; ++c) {
-    int p = c;
-    for (int r = c + 1; r < 3; ++r) {
-      if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
-    }
-    if (std::fabs(a[p][c]) < 1e-12) return false;
-    std::swap(a[p], a[c]);
-    for (int r = 0; r < 3; ++r) {
-      if (r == c) continue;
-      const double f = a[r][c] / a[c][c];
-      for (int k = c; k < 4; ++k) a[r][k] -= f * a[c][k];
-    }
-  }
-  for (int i = 0; i < 3; ++i) x[i] = a[i][3] / a[i][i];
-  return true;
-}
-
 std::array<double, 4> convFeatures(const ConvShape& s) {
   return {lg(s.batch), lg(s.m / s.batch), lg(s.n), lg(s.k)};
 }
@@ -117,8 +97,8 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(s
     conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
   }
   fitEmbedding();
-  fitForeach();
   buildCurves();
+  fitForeach();
 }
 
 void OpModel::fitEmbedding() {
@@ -152,21 +132,28 @@ void OpModel::fitEmbedding() {
 }
 
 void OpModel::fitForeach() {
-  // Least squares of us = a + b*tensors + c*elems over the measured lists.
-  double s[3][4] = {{0}};
+  // A _foreach_ loop moves its lists' bytes like one in-place kernel over
+  // all of them (the "inplace" curve: cache-resident totals stream far
+  // faster than the largest lists measured) plus a cost per tensor:
+  // us - curve = a + b * tensors, least squares relative to each point's
+  // time (the largest lists would otherwise set the per-tensor cost).
+  const auto it = warm_.find("inplace");
+  if (it == warm_.end()) return;
+  double sw = 0, st = 0, stt = 0, sr = 0, str = 0;
   for (const ForeachPoint& f : hw_.foreach_ops) {
-    const double x[3] = {1.0, static_cast<double>(f.tensors), static_cast<double>(f.elems)};
-    for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j < 3; ++j) s[i][j] += x[i] * x[j];
-      s[i][3] += x[i] * f.us;
-    }
+    const double w = 1.0 / std::max(f.us * f.us, 1e-6);
+    const double t = static_cast<double>(f.tensors);
+    const double r = f.us - curveUs(it->second, 12.0 * static_cast<double>(f.elems));
+    sw += w;
+    st += w * t;
+    stt += w * t * t;
+    sr += w * r;
+    str += w * t * r;
   }
-  double coef[3] = {0, 0, 0};
-  if (solve3(s, coef)) {
-    fe_base_ = std::max(coef[0], 0.0);
-    fe_tensor_ = std::max(coef[1], 0.0);
-    fe_elem_ = std::max(coef[2], 0.0);
-  }
+  const double det = sw * stt - st * st;
+  if (hw_.foreach_ops.size() < 2 || std::fabs(det) < 1e-300) return;
+  fe_tensor_ = std::max((sw * str - st * sr) / det, 0.0);
+  fe_base_ = std::max((sr - fe_tensor_ * st) / sw, 0.0);
 }
 
 OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold) const {
@@ -181,7 +168,7 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   if (name == "convolution_backward") return {convUs(sh, true), "conv", false};
   if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
-  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh), "foreach", false};
+  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh, cold), "foreach", false};
   if (kView.count(name)) return {hw_.view_us, "view", false};
   return memoryEstimate(name, sh, cold);
 }
@@ -276,15 +263,10 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) cons
   return warm + cold * std::max(0.0, flushed - warm);
 }
 
-double OpModel::foreachUs(const OpShapes& sh) const {
+double OpModel::foreachUs(const OpShapes& sh, double cold) const {
   if (sh.in_lists.empty()) return hw_.dispatch_us;
   const double tensors = static_cast<double>(sh.in_lists.front().size());
-  double elems = 0;  // the fit's unit: a two-list op (read x, read y, write x)
-  for (const auto& list : sh.in_lists) {
-    for (const TensorFacts& f : list) elems += f.bytes / 4;
-  }
-  elems = elems * 2 / (static_cast<double>(sh.in_lists.size()) + 1);
-  return fe_base_ + fe_tensor_ * tensors + fe_elem_ * elems;
+  return fe_base_ + fe_tensor_ * tensors + memoryUs("inplace", sh.bytes(), cold);
 }
 
 std::string OpModel::rngClass(const OpShapes& sh) const {

@@ -10,7 +10,8 @@
 //                  forward and backward measured separately;
 //   embedding_bag  time per looked-up row by table size, width, pooling and
 //                  index distribution (cache reuse of hot rows is the point);
-//   foreach        a per-tensor cost plus bytes, fitted to _foreach_ loops;
+//   foreach        a per-tensor cost (fitted to _foreach_ loops) plus the
+//                  lists' bytes on the in-place curve;
 //   memory         bytes moved over a measured size curve for its class
 //                  (elementwise, unary, transcendental, reduction, copy,
 //                  rng), less the first touch of outputs the benchmark had
@@ -61,7 +62,7 @@ class OpModel {
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
-  double foreachUs(const OpShapes& shapes) const;
+  double foreachUs(const OpShapes& shapes, double cold) const;
   OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold) const;
   double memoryUs(const std::string& cls, double bytes, double cold = 0) const;
   std::string rngClass(const OpShapes& shapes) const;
@@ -81,7 +82,7 @@ class OpModel {
   std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
   std::vector<KnnPoint<2>> emb_cold_row_;  // per row, table flushed
   std::vector<SizePoint> emb_bwd_fill_;
-  double fe_base_ = 0, fe_tensor_ = 0, fe_elem_ = 0;  // _foreach_ fit
+  double fe_base_ = 0, fe_tensor_ = 0;  // _foreach_: fixed and per-tensor cost
   // The memory-bound curves without first-touch costs, and the collective
   // curves by type and group size, each sorted by bytes once.
   std::map<std::string, std::vector<SizePoint>> warm_;
