@@ -115,6 +115,31 @@ TEST(OpModel, CurvesLeaveOutTheFirstTouchOfOutputsTheBenchmarkMapped) {
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 10000, 1e-6);
 }
 
+TEST(OpModel, AForeachLoopIsAPerTensorCostPlusItsBytesOnTheInPlaceCurve) {
+  HwProfile hw = handProfile();
+  // in-place curve: 1 us per 1000 bytes; lists measured as exactly
+  // 3 us + 0.5 us per tensor + the curve at 12 bytes per element.
+  hw.bandwidth["inplace"] = {{1000, 1}, {1e9, 1e6}};
+  for (int64_t tensors : {4, 32, 128}) {
+    for (int64_t elems : {int64_t{1000}, int64_t{1000000}}) {
+      hw.foreach_ops.push_back({tensors, elems, 3 + 0.5 * tensors + 12.0 * elems / 1000});
+    }
+  }
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  trace::Value xs, ys;
+  xs.kind = ys.kind = trace::ValueKind::kList;
+  for (int i = 0; i < 10; ++i) {
+    xs.items.push_back(b.tensor({250}));  // 10 x 1000 bytes per list
+    ys.items.push_back(b.tensor({250}));
+  }
+  b.op("aten::_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
+       {xs, ys, trace::makeDouble(b.trace(), 1.0)}, {});
+  const trace::Trace t = b.finish();
+  // Recorded bytes: the two lists read (20000); the curve gives 20 us.
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 3 + 0.5 * 10 + 20, 1e-6);
+}
+
 TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   HwProfile hw = handProfile();
   hw.bandwidth["unary"] = {{16000, 8}, {1000, 2}, {4000, 4}};  // as a hand edit may leave it
