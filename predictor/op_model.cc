@@ -101,31 +101,52 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(s
   fitForeach();
 }
 
+namespace {
+// Least-squares line us = fixed + per_row * lookups through (lookups, us).
+struct Line {
+  double fixed = 0, per_row = 0;
+};
+Line fitLine(const std::vector<std::pair<double, double>>& pts) {
+  double n = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;
+  for (const auto& [x, y] : pts) {
+    n += 1;
+    sx += x;
+    sxx += x * x;
+    sy += y;
+    sxy += x * y;
+  }
+  const double det = n * sxx - sx * sx;
+  if (n < 2 || det <= 0) return {};
+  const double b = (n * sxy - sx * sy) / det;
+  return {(sy - b * sx) / n, b};
+}
+}  // namespace
+
 void OpModel::fitEmbedding() {
   const bool want_zipf = dist_.rfind("zipf", 0) == 0;
-  // Pairs of measurements that differ only in pooling give the per-row
-  // slope and, extrapolated to zero rows, the fixed part.
-  for (const EmbeddingPoint& lo : hw_.embedding) {
-    for (const EmbeddingPoint& hi : hw_.embedding) {
-      if ((lo.dist.rfind("zipf", 0) == 0) != want_zipf || lo.dist != hi.dist ||
-          lo.rows != hi.rows || lo.dim != hi.dim || hi.pooling <= lo.pooling) {
-        continue;
-      }
-      const double n_lo = static_cast<double>(lo.batch * lo.pooling);
-      const double n_hi = static_cast<double>(hi.batch * hi.pooling);
-      const std::array<double, 2> x{lg(lo.rows), lg(lo.dim)};
-      const double fwd_row = std::max((hi.fwd_us - lo.fwd_us) / (n_hi - n_lo), 1e-4);
-      const double bwd_row = std::max((hi.bwd_us - lo.bwd_us) / (n_hi - n_lo), 1e-4);
-      emb_fwd_row_.push_back({x, std::log(fwd_row)});
-      emb_fwd_fixed_.push_back({x, std::log(std::max(lo.fwd_us - fwd_row * n_lo, 0.1))});
-      emb_bwd_row_.push_back({x, std::log(bwd_row)});
-      if (lo.fwd_cold_us > 0 && hi.fwd_cold_us > 0) {
-        const double cold_row = std::max((hi.fwd_cold_us - lo.fwd_cold_us) / (n_hi - n_lo), 1e-4);
-        emb_cold_row_.push_back({x, std::log(cold_row)});
-      }
-      emb_bwd_fill_.push_back({static_cast<double>(lo.rows * lo.dim) * 4,
-                               std::max(lo.bwd_us - bwd_row * n_lo, 0.1)});
+  // Per table (rows, dim): a line through its poolings gives the time per
+  // looked-up row and, at zero rows, the fixed part (forward: the call and
+  // the output; dense backward: the zero-filled [rows, dim] gradient).
+  std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>> tables;
+  for (const EmbeddingPoint& e : hw_.embedding) {
+    if ((e.dist.rfind("zipf", 0) == 0) == want_zipf) tables[{e.rows, e.dim}].push_back(&e);
+  }
+  for (const auto& [key, pts] : tables) {
+    std::vector<std::pair<double, double>> fwd, bwd, cold;
+    for (const EmbeddingPoint* e : pts) {
+      const double n = static_cast<double>(e->batch * e->pooling);
+      fwd.push_back({n, e->fwd_us});
+      bwd.push_back({n, e->bwd_us});
+      if (e->fwd_cold_us > 0) cold.push_back({n, e->fwd_cold_us});
     }
+    if (fwd.size() < 2) continue;
+    const std::array<double, 2> x{lg(static_cast<double>(key.first)), lg(static_cast<double>(key.second))};
+    const Line f = fitLine(fwd), b = fitLine(bwd);
+    emb_fwd_row_.push_back({x, std::log(std::max(f.per_row, 1e-4))});
+    emb_fwd_fixed_.push_back({x, std::log(std::max(f.fixed, 0.1))});
+    emb_bwd_row_.push_back({x, std::log(std::max(b.per_row, 1e-4))});
+    emb_bwd_fill_.push_back({static_cast<double>(key.first * key.second) * 4, std::max(b.fixed, 0.1)});
+    if (cold.size() >= 2) emb_cold_row_.push_back({x, std::log(std::max(fitLine(cold).per_row, 1e-4))});
   }
   std::sort(emb_bwd_fill_.begin(), emb_bwd_fill_.end(),
             [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });

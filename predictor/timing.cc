@@ -28,7 +28,7 @@ double coldCallUs(const std::function<void()>& fn, const std::function<void()>& 
                   bool quick) {
   fn();
   std::vector<double> samples;
-  for (int i = 0; i < (quick ? 3 : 7); ++i) {
+  for (int i = 0; i < (quick ? 5 : 15); ++i) {
     flush();
     const double t0 = replay::nowUs();
     fn();

@@ -140,6 +140,34 @@ TEST(OpModel, AForeachLoopIsAPerTensorCostPlusItsBytesOnTheInPlaceCurve) {
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 3 + 0.5 * 10 + 20, 1e-6);
 }
 
+TEST(OpModel, ALookupFollowsTheLeastSquaresLineThroughEveryPoolingOfItsTable) {
+  HwProfile hw = handProfile();
+  // One table at three poolings, not on one line: (256, 10), (2048, 30),
+  // (8192, 100) lookups -> us.
+  const double n[3] = {256, 2048, 8192}, us[3] = {10, 30, 100};
+  const int64_t pooling[3] = {1, 8, 32};
+  for (int i = 0; i < 3; ++i) {
+    hw.embedding.push_back({1000, 16, 256, pooling[i], "uniform", us[i], 50, 0});
+  }
+  // The line by the normal equations, worked here apart from the model.
+  double sx = 0, sxx = 0, sy = 0, sxy = 0;
+  for (int i = 0; i < 3; ++i) {
+    sx += n[i];
+    sxx += n[i] * n[i];
+    sy += us[i];
+    sxy += n[i] * us[i];
+  }
+  const double slope = (3 * sxy - sx * sy) / (3 * sxx - sx * sx), fixed = (sy - slope * sx) / 3;
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto w = b.tensor({1000, 16}), idx = b.tensor({4000}, DType::kInt64);
+  const auto off = b.tensor({100}, DType::kInt64), out = b.tensor({100, 16});
+  b.op("aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, ...) -> (Tensor, Tensor, Tensor, Tensor)",
+       {w, idx, off}, {out});
+  const trace::Trace t = b.finish();
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, fixed + slope * 4000, 1e-6);
+}
+
 TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   HwProfile hw = handProfile();
   hw.bandwidth["unary"] = {{16000, 8}, {1000, 2}, {4000, 4}};  // as a hand edit may leave it
