@@ -55,9 +55,10 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
 }
 
 // (n, c, hw, oc, k, stride): shapes of the kinds CNNs use, stem to head,
-// then a grid of 3x3 layers over spatial size and width: a convolution's
-// rate depends on its spatial size beyond the implicit GEMM's m (small maps
-// late in a network run far below the large ones).
+// then a grid of 3x3 layers over spatial size, width and stride: a
+// convolution's rate depends on its spatial size beyond the implicit GEMM's
+// m (small maps late in a network run far below the large ones) and drops
+// for strided windows.
 const int64_t kConvShapes[][6] = {
     {8, 3, 112, 64, 7, 2},  {8, 64, 28, 64, 3, 1},   {8, 64, 28, 128, 1, 2},
     {8, 128, 14, 128, 3, 1}, {8, 256, 7, 256, 3, 1},  {8, 256, 14, 512, 1, 2},

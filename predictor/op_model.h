@@ -70,9 +70,10 @@ class OpModel {
   const HwProfile& hw_;
   std::string dist_;
   std::vector<KnnPoint<3>> gemm_;
-  // Convolutions in (batch, output pixels, n, k): a small feature map runs
-  // at another rate than a large one of the same implicit-GEMM m.
-  std::vector<KnnPoint<4>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
+  // Convolutions in (batch, output pixels, n, k, stride): a small feature
+  // map or a strided window runs at another rate than a large, dense one of
+  // the same implicit-GEMM shape.
+  std::vector<KnnPoint<5>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   // embedding_bag: time = a fixed part + a part per looked-up row. The

@@ -176,6 +176,28 @@ TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   EXPECT_DOUBLE_EQ(curveUs(back.bandwidth.at("unary"), 32000), 16);
 }
 
+TEST(OpModel, AStridedConvolutionReadsTheStridedMeasurement) {
+  HwProfile hw = handProfile();
+  // Same implicit GEMM (2 x 16 x 16 output pixels, 16 x 72) two ways: a
+  // dense 16x16 map and a stride-2 32x32 one, measured at 100 and 300 us.
+  hw.conv = {{2, 8, 16, 16, 16, 3, 3, 1, 1, 100.0, 100.0, 100.0},
+             {2, 8, 32, 32, 16, 3, 3, 2, 1, 300.0, 300.0, 300.0}};
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto x = b.tensor({2, 8, 32, 32}), w = b.tensor({16, 8, 3, 3}), y = b.tensor({2, 16, 16, 16});
+  const auto ints = [&](int64_t v) {
+    trace::Value l;
+    l.kind = trace::ValueKind::kList;
+    l.items = {trace::makeInt(b.trace(), v), trace::makeInt(b.trace(), v)};
+    return l;
+  };
+  b.op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+       "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
+       {x, w, trace::makeNone(b.trace()), ints(2), ints(1), ints(1), trace::makeInt(b.trace(), 1)}, {y});
+  const trace::Trace t = b.finish();
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 300.0, 1e-6);
+}
+
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
   const HwProfile hw = handProfile();
   const OpModel model(hw, "uniform");
