@@ -22,6 +22,20 @@ class Sample:
     why: str
 
 
+# Size overrides for the builders that take them (record.py --size KEY=VALUE): one model
+# recorded at several sizes, e.g. to check a predictor on sizes it was never tuned on.
+SIZES: Dict[str, int] = {}
+
+
+def _sized(**defaults):
+    """The builder's default sizes with record.py's --size overrides applied."""
+    unknown = set(SIZES) - set(defaults)
+    if unknown:
+        raise SystemExit("--size: this model takes %s, not %s"
+                         % (", ".join(sorted(defaults)), ", ".join(sorted(unknown))))
+    return [SIZES.get(k, v) for k, v in defaults.items()]
+
+
 def _trainStep(model, opt, loss_fn, inputs, target):
     def step():
         opt.zero_grad()
@@ -33,7 +47,7 @@ def _trainStep(model, opt, loss_fn, inputs, target):
 
 
 def buildMlp(gen):
-    batch, hidden, classes = 256, 1024, 16
+    batch, hidden, classes = _sized(batch=256, hidden=1024, classes=16)
     layers = []
     for _ in range(4):
         layers += [nn.Linear(hidden, hidden), nn.ReLU()]
@@ -42,7 +56,8 @@ def buildMlp(gen):
     y = torch.randint(0, classes, (batch,), generator=gen)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
-                  "4 x (Linear 1024->1024 + ReLU) + Linear 1024->16, cross-entropy, SGD momentum",
+                  "4 x (Linear %d->%d + ReLU) + Linear %d->%d, cross-entropy, SGD momentum"
+                  % (hidden, hidden, hidden, classes),
                   {"batch": batch, "hidden": hidden, "classes": classes, "input": [batch, hidden]},
                   True, "1024x1024 GEMMs at batch 256 dominate the step")
 
@@ -72,14 +87,15 @@ class _Encoder(nn.Module):
 
 
 def buildTransformer(gen):
-    batch, seq, d_model, heads, ff, layers, classes = 8, 128, 256, 4, 1024, 3, 10
+    batch, seq, d_model, heads, ff, layers, classes = _sized(
+        batch=8, seq=128, d_model=256, heads=4, ff=1024, layers=3, classes=10)
     model = _Encoder(d_model, heads, ff, layers, classes)
     x = torch.randn(batch, seq, d_model, generator=gen)
     y = torch.randint(0, classes, (batch,), generator=gen)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
-                  "nn.TransformerEncoder, 3 layers, d_model 256, 4 heads, ff 1024, dropout 0.1, "
-                  "mean-pool + Linear head, cross-entropy, Adam",
+                  "nn.TransformerEncoder, %d layers, d_model %d, %d heads, ff %d, dropout 0.1, "
+                  "mean-pool + Linear head, cross-entropy, Adam" % (layers, d_model, heads, ff),
                   {"batch": batch, "seq": seq, "d_model": d_model, "heads": heads, "ff": ff,
                    "layers": layers, "input": [batch, seq, d_model]},
                   True, "QKV/FF GEMMs over 1024 tokens dominate the step")
@@ -276,6 +292,9 @@ def buildDdpTransformer(gen):
 
 # DDP samples: builder and optimizer per model (ddp_record.py).
 DDP_BUILDERS = {"mlp": buildDdpMlp, "transformer": buildDdpTransformer}
+
+# Builders that read SIZES (record.py refuses --size for the others).
+SIZED = {"mlp", "transformer"}
 
 BUILDERS = {"mlp": buildMlp, "resnet18": buildResnet18, "transformer": buildTransformer,
             "dlrm": buildDlrm, "lstm": buildLstm, "conv_adamw": buildConvAdamW, "gpt": buildGpt}

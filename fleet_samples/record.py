@@ -89,8 +89,9 @@ def baseMeta(args, name):
         "seed": args.seed,
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "host_cpus": os.cpu_count(),
-        "recorded_with": "fleet_samples/record.py --model %s --threads %d --warmup %d --iters %d"
-                         % (name, args.threads, args.warmup, args.iters),
+        "recorded_with": "fleet_samples/record.py --model %s --threads %d --warmup %d --iters %d%s"
+                         % (name, args.threads, args.warmup, args.iters,
+                            "".join(" --size " + kv for kv in args.size)),
     }
 
 
@@ -166,10 +167,20 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--size", action="append", default=[], metavar="KEY=VALUE",
+                    help="override one of the model's sizes (mlp: batch, hidden; transformer: "
+                         "batch, seq, d_model, heads, ff, layers); repeatable")
     ap.add_argument("--metrics-only", action="store_true",
                     help="time the plain steps and write only <name>.metrics.json "
                          "(adds the sidecar to a committed sample; traces untouched)")
     args = ap.parse_args()
+    for kv in args.size:
+        key, _, value = kv.partition("=")
+        if not value.isdigit():
+            ap.error("--size %s: expected KEY=INTEGER" % kv)
+        models.SIZES[key] = int(value)
+    if args.size and args.model not in models.SIZED:
+        ap.error("--size: only %s take size overrides" % ", ".join(sorted(models.SIZED)))
     if args.out_dir is None:
         args.out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), args.model)
     os.makedirs(args.out_dir, exist_ok=True)

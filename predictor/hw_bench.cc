@@ -41,9 +41,12 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
     }
     if (o.progress) o.progress("gemm: " + std::to_string(hw.gemm.size()) + " shapes");
   }
-  for (int64_t bt : {4, 32}) {
-    for (int64_t d : sizesOf(o, {16, 128}, {16, 64, 256})) {
-      for (int64_t k : sizesOf(o, {16, 128}, {16, 64, 256})) {
+  // Batched GEMMs from attention heads (few, wide) to pairwise
+  // interactions (hundreds of tiny ones, as DLRM's).
+  for (int64_t bt : sizesOf(o, {4, 256}, {4, 32, 256})) {
+    for (int64_t d : sizesOf(o, {16, 128}, {8, 16, 64, 256})) {
+      for (int64_t k : sizesOf(o, {16, 128}, {8, 16, 64, 256})) {
+        if (static_cast<double>(bt) * d * d * k > cap) continue;
         const at::Tensor a = at::randn({bt, d, k}), b = at::randn({bt, k, d});
         hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o)});
       }
@@ -51,21 +54,41 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   }
 }
 
-// (n, c, hw, oc, k, stride): shapes of the kinds CNNs use, stem to head.
+// (n, c, hw, oc, k, stride): shapes of the kinds CNNs use, stem to head,
+// then a grid of 3x3 layers over spatial size, width and stride: a
+// convolution's rate depends on its spatial size beyond the implicit GEMM's
+// m (small maps late in a network run far below the large ones) and drops
+// for strided windows.
 const int64_t kConvShapes[][6] = {
     {8, 3, 112, 64, 7, 2},  {8, 64, 28, 64, 3, 1},   {8, 64, 28, 128, 1, 2},
     {8, 128, 14, 128, 3, 1}, {8, 256, 7, 256, 3, 1},  {8, 256, 14, 512, 1, 2},
     {4, 16, 32, 32, 3, 1},  {16, 32, 16, 64, 3, 1},  {2, 8, 16, 16, 3, 1},
     {32, 64, 8, 64, 3, 1},  {8, 512, 7, 512, 3, 1},  {1, 32, 64, 32, 5, 1},
+    {8, 32, 32, 32, 3, 1},  {8, 128, 32, 128, 3, 2}, {8, 32, 8, 32, 3, 1},
+    {8, 128, 8, 128, 3, 1}, {8, 512, 2, 512, 3, 1},  {8, 128, 4, 128, 3, 1},
+    {8, 512, 4, 512, 3, 1}, {8, 256, 4, 256, 1, 1},  {16, 3, 64, 32, 3, 1},
+    {8, 64, 56, 64, 3, 1},
 };
 
-void measureConv(const ProfileOptions& o, HwProfile& hw) {
+double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor& w,
+                      const at::Tensor& gy, bool input_half, const ProfileOptions& o) {
   const c10::OperatorHandle bwd =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::convolution_backward", "");
+  const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
+  const std::vector<bool> mask{input_half, !input_half, !input_half};
+  std::vector<c10::IValue> stack;
+  return medianCallUs([&] {
+    stack = {gy, x, w, c10::IValue(std::vector<int64_t>{c.oc}), st, pad, dil, false,
+             std::vector<int64_t>{0, 0}, c.groups, mask};
+    bwd.callBoxed(stack);
+  }, o.quick);
+}
+
+void measureConv(const ProfileOptions& o, HwProfile& hw) {
   size_t i = 0;
   for (const auto& s : kConvShapes) {
     if (o.quick && i++ % 2) continue;
-    ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], 1, 0, 0};
+    ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], 1, 0, 0, 0};
     const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}), w = at::randn({c.oc, c.c, c.kh, c.kw});
     const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
     const std::vector<int64_t> opad{0, 0};
@@ -73,12 +96,8 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
                       {x, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
     const at::Tensor y = at::convolution(x, w, {}, st, pad, dil, false, opad, c.groups);
     const at::Tensor gy = at::randn_like(y);
-    std::vector<c10::IValue> stack;
-    c.bwd_us = medianCallUs([&] {
-      stack = {gy, x, w, c10::IValue(std::vector<int64_t>{c.oc}), st, pad, dil, false, opad,
-               c.groups, std::vector<bool>{true, true, true}};
-      bwd.callBoxed(stack);
-    }, o.quick);
+    c.bwd_input_us = convBackwardUs(c, x, w, gy, true, o);
+    c.bwd_weight_us = convBackwardUs(c, x, w, gy, false, o);
     hw.conv.push_back(c);
   }
   if (o.progress) o.progress("conv: " + std::to_string(hw.conv.size()) + " shapes");
@@ -90,6 +109,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   measureDispatch(o, hw);
   measureGemm(o, hw);
   measureConv(o, hw);
+  detail::measureFirstTouch(o, hw);
   detail::measureMemoryBound(o, hw);
   detail::measureEmbedding(o, hw);
   detail::measureForeach(o, hw);

@@ -39,6 +39,7 @@ HwIdentity thisMachine(const ProfileOptions& options, const replay::Communicator
 namespace detail {
 // The sections of measureCompute that live in hw_bench_memory.cc.
 void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
+void measureFirstTouch(const ProfileOptions& options, HwProfile& profile);
 void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
 inline std::vector<int64_t> sizesOf(const ProfileOptions& o, std::vector<int64_t> quick,

@@ -3,7 +3,15 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "predictor/hw_bench.h"
@@ -27,31 +35,125 @@ at::Tensor indicesFor(int64_t rows, int64_t count, const std::string& dist, std:
 }
 }  // namespace
 
+// Empties the caches: streams a buffer twice the last-level cache through
+// them (read and write), so the next kernel's inputs come from DRAM.
+class CacheFlusher {
+ public:
+  explicit CacheFlusher(double llc_bytes)
+      : buf_(at::zeros({static_cast<int64_t>(std::max(llc_bytes, 8.0 * (1 << 20)) * 2 / 4)})) {}
+  void operator()() { buf_.add_(1.0); }
+
+ private:
+  at::Tensor buf_;
+};
+
+// A kernel class at one size, cache-warm (the loop re-reads its inputs)
+// and cold (flushed before each call).
+struct Kernel {
+  const char* cls;
+  const char* name;
+  const char* overload;
+  double bytes;
+  std::vector<c10::IValue> args;
+};
+
+void measureKernel(const Kernel& k, CacheFlusher& flush, const ProfileOptions& o, HwProfile& hw) {
+  hw.bandwidth[k.cls].push_back({k.bytes, timeOp(k.name, k.overload, k.args, o)});
+  const c10::OperatorHandle op =
+      c10::Dispatcher::singleton().findSchemaOrThrow(k.name, k.overload);
+  std::vector<c10::IValue> stack;
+  const double cold = coldCallUs([&] {
+    stack = k.args;
+    op.callBoxed(stack);
+  }, flush, o.quick);
+  hw.bandwidth[std::string(k.cls) + "@cold"].push_back({k.bytes, cold});
+}
+
+// Special functions, each its own curve ("op:NAME"): their costs per
+// element differ several-fold. Softmaxes run over rows of 256.
+void measureSpecial(const at::Tensor& a, const at::Tensor& rows, double f, const ProfileOptions& o,
+                    HwProfile& hw) {
+  for (const char* op : {"exp", "sigmoid", "log", "erf", "silu"}) {
+    hw.bandwidth[std::string("op:") + op].push_back(
+        {2 * f, timeOp((std::string("aten::") + op).c_str(), "", {a}, o)});
+  }
+  hw.bandwidth["op:tanh"] = hw.bandwidth["transcendental"];
+  hw.bandwidth["op:gelu"].push_back({2 * f, timeOp("aten::gelu", "", {a, std::string("none")}, o)});
+  for (const char* op : {"_softmax", "_log_softmax"}) {
+    hw.bandwidth[std::string("op:") + op].push_back(
+        {2 * f, timeOp((std::string("aten::") + op).c_str(), "", {rows, int64_t{-1}, false}, o)});
+  }
+}
+
 void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
+  CacheFlusher flush(hw.memory.llc_bytes);
   const int64_t step = o.quick ? 4 : 2;
   for (int64_t n = 256; n <= (int64_t{1} << 24); n *= step) {
     const at::Tensor a = at::randn({n}), b = at::randn({n});
     const double f = 4.0 * static_cast<double>(n);
-    hw.bandwidth["elementwise"].push_back(
-        {3 * f, timeOp("aten::add", "Tensor", {a, b, c10::Scalar(1)}, o)});
-    hw.bandwidth["unary"].push_back({2 * f, timeOp("aten::relu", "", {a}, o)});
     // In place: no output to allocate (large outputs cost page faults).
     at::Tensor acc = a.clone();
-    hw.bandwidth["inplace"].push_back(
-        {3 * f, timeOp("aten::add_", "Tensor", {acc, b, c10::Scalar(1)}, o)});
-    hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
     const at::Tensor rows = a.view({n / 256, 256});
-    hw.bandwidth["norm"].push_back(
-        {2 * f, timeOp("aten::native_layer_norm", "",
-                       {rows, std::vector<int64_t>{256}, c10::IValue(), c10::IValue(), 1e-5}, o)});
-    hw.bandwidth["reduction"].push_back({f, timeOp("aten::sum", "", {a, c10::IValue()}, o)});
     // A transposed (strided) 2-D copy: the layout changes of contiguous().
     const int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
     const at::Tensor t = at::randn({side, side}).t();
-    hw.bandwidth["copy"].push_back(
-        {2 * 4.0 * side * side, timeOp("aten::clone", "", {t, c10::IValue()}, o)});
+    const std::vector<Kernel> kernels = {
+        {"elementwise", "aten::add", "Tensor", 3 * f, {a, b, c10::Scalar(1)}},
+        {"unary", "aten::relu", "", 2 * f, {a}},
+        {"inplace", "aten::add_", "Tensor", 3 * f, {acc, b, c10::Scalar(1)}},
+        {"norm", "aten::native_layer_norm", "", 2 * f,
+         {rows, std::vector<int64_t>{256}, c10::IValue(), c10::IValue(), 1e-5}},
+        {"reduction", "aten::sum", "", f, {a, c10::IValue()}},
+        {"copy", "aten::clone", "", 2 * 4.0 * side * side, {t, c10::IValue()}},
+    };
+    for (const Kernel& k : kernels) measureKernel(k, flush, o, hw);
+    hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
+    measureSpecial(a, rows, f, o, hw);
+    // Dropout masks: self recorded as input and output, as a trace has it.
+    // The sampler's cost depends on p (dropout 0.1 draws bernoulli_(0.9)).
+    for (const double p : {0.1, 0.5, 0.9}) {
+      hw.bandwidth[rngCurve(p)].push_back(
+          {2 * f, timeOp("aten::bernoulli_", "float", {acc, p, c10::IValue()}, o)});
+    }
   }
   if (o.progress) o.progress("memory-bound curves: " + std::to_string(hw.bandwidth["unary"].size()) + " sizes");
+}
+
+// The last-level cache of CPU 0 from sysfs (the highest index level), or 0.
+double lastLevelCacheBytes() {
+  double best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_in(dir + "level"), size_in(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(level_in >> level) || !(size_in >> size) || size.empty()) continue;
+    double bytes = std::atof(size.c_str());
+    if (size.back() == 'K') bytes *= 1024;
+    if (size.back() == 'M') bytes *= 1024 * 1024;
+    if (level > best_level) {
+      best_level = level;
+      best = bytes;
+    }
+  }
+  return best;
+}
+
+void measureFirstTouch(const ProfileOptions& o, HwProfile& hw) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = size_t{64} << 20;
+  hw.memory.page_bytes = static_cast<double>(page);
+  const double us = medianCallUs([&] {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("et_profile_hw: mmap of 64 MiB failed");
+    volatile char* c = static_cast<char*>(p);
+    for (size_t i = 0; i < bytes; i += page) c[i] = 1;
+    munmap(p, bytes);
+  }, o.quick);
+  hw.memory.fault_us_per_page = us / static_cast<double>(bytes / page);
+  hw.memory.llc_bytes = lastLevelCacheBytes();
+  if (o.progress) o.progress("first touch: " + std::to_string(hw.memory.fault_us_per_page) + " us/page");
 }
 
 void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
@@ -61,6 +163,7 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
   const c10::OperatorHandle bwd =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::_embedding_bag_backward", "");
   const int64_t batch = 256;
+  CacheFlusher flush(hw.memory.llc_bytes);
   for (int64_t rows : sizesOf(o, {1000, 100000, 1000000}, {1000, 30000, 100000, 1000000, 4000000})) {
     for (int64_t dim : sizesOf(o, {16, 64}, {16, 64, 128})) {
       for (int64_t pooling : sizesOf(o, {1, 20}, {1, 8, 32})) {
@@ -70,10 +173,12 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
           const at::Tensor off = at::arange(0, batch * pooling, pooling, at::kLong);
           EmbeddingPoint e{rows, dim, batch, pooling, dist, 0, 0};
           std::vector<c10::IValue> stack;
-          e.fwd_us = medianCallUs([&] {
+          const auto lookup = [&] {
             stack = {w, idx, off, false, int64_t{0}, false, c10::IValue(), false, int64_t{-1}};
             fwd.callBoxed(stack);
-          }, o.quick);
+          };
+          e.fwd_us = medianCallUs(lookup, o.quick);
+          e.fwd_cold_us = coldCallUs(lookup, flush, o.quick);
           // As autograd calls it (and traces record it): offset2bag empty,
           // rebuilt from the offsets inside.
           const auto out = at::_embedding_bag(w, idx, off, false, 0);

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +13,10 @@
 namespace etb::predict {
 namespace {
 using nlohmann::json;
+
+// 2: the "memory" block (first-touch cost, LLC), the "rng" and "@cold"
+// curves, cold embedding lookups, conv backward halves measured apart.
+constexpr int kSchemaVersion = 2;
 
 // Reads `key` of `obj` as T, or throws InputError naming the path and key.
 template <typename T>
@@ -79,7 +85,8 @@ json convJson(const std::vector<ConvPoint>& pts) {
   for (const ConvPoint& c : pts) {
     a.push_back({{"n", c.n}, {"c", c.c}, {"h", c.h}, {"w", c.w}, {"oc", c.oc}, {"kh", c.kh},
                  {"kw", c.kw}, {"stride", c.stride}, {"groups", c.groups},
-                 {"fwd_us", c.fwd_us}, {"bwd_us", c.bwd_us}});
+                 {"fwd_us", c.fwd_us}, {"bwd_input_us", c.bwd_input_us},
+                 {"bwd_weight_us", c.bwd_weight_us}});
   }
   return a;
 }
@@ -99,7 +106,8 @@ std::vector<ConvPoint> convFrom(const json& a, const std::string& p) {
     c.stride = field<int64_t>(j, "stride", p, w);
     c.groups = field<int64_t>(j, "groups", p, w);
     c.fwd_us = field<double>(j, "fwd_us", p, w);
-    c.bwd_us = field<double>(j, "bwd_us", p, w);
+    c.bwd_input_us = field<double>(j, "bwd_input_us", p, w);
+    c.bwd_weight_us = field<double>(j, "bwd_weight_us", p, w);
     out.push_back(c);
   }
   return out;
@@ -109,7 +117,8 @@ json embeddingJson(const std::vector<EmbeddingPoint>& pts) {
   json a = json::array();
   for (const EmbeddingPoint& e : pts) {
     a.push_back({{"rows", e.rows}, {"dim", e.dim}, {"batch", e.batch}, {"pooling", e.pooling},
-                 {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us}});
+                 {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us},
+                 {"fwd_cold_us", e.fwd_cold_us}});
   }
   return a;
 }
@@ -126,6 +135,7 @@ std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
     e.dist = field<std::string>(j, "dist", p, w);
     e.fwd_us = field<double>(j, "fwd_us", p, w);
     e.bwd_us = field<double>(j, "bwd_us", p, w);
+    e.fwd_cold_us = field<double>(j, "fwd_cold_us", p, w);
     out.push_back(e);
   }
   return out;
@@ -134,8 +144,11 @@ std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
 
 std::string profileToJson(const HwProfile& hw) {
   json j;
-  j["schema_version"] = 1;
+  j["schema_version"] = kSchemaVersion;
   j["identity"] = identityJson(hw.identity);
+  j["memory"] = {{"page_bytes", hw.memory.page_bytes},
+                 {"fault_us_per_page", hw.memory.fault_us_per_page},
+                 {"llc_bytes", hw.memory.llc_bytes}};
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["gemm"] = gemmJson(hw.gemm);
@@ -169,11 +182,22 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   } catch (const json::exception& e) {
     ETB_INPUT_ERROR(SourceLoc{path}, "not a hardware profile (invalid JSON): ", e.what());
   }
-  if (!j.is_object() || field<int>(j, "schema_version", path, "profile") != 1) {
-    ETB_INPUT_ERROR(SourceLoc{path}, "not a version-1 hardware profile");
+  if (!j.is_object()) ETB_INPUT_ERROR(SourceLoc{path}, "not a hardware profile (no JSON object)");
+  const int version = field<int>(j, "schema_version", path, "profile");
+  if (version != kSchemaVersion) {
+    ETB_INPUT_ERROR(SourceLoc{path}, "schema_version ", version, ": this et_predict reads version ",
+                    kSchemaVersion, " profiles; re-run et_profile_hw");
   }
   HwProfile hw;
   hw.identity = identityFrom(member(j, "identity", path), path);
+  const json& mem = member(j, "memory", path);
+  hw.memory.page_bytes = field<double>(mem, "page_bytes", path, "memory");
+  hw.memory.fault_us_per_page = field<double>(mem, "fault_us_per_page", path, "memory");
+  hw.memory.llc_bytes = field<double>(mem, "llc_bytes", path, "memory");
+  if (hw.memory.page_bytes <= 0 || hw.memory.fault_us_per_page < 0) {
+    ETB_INPUT_ERROR(SourceLoc{path}, "memory: page_bytes must be positive and fault_us_per_page "
+                    "not negative");
+  }
   hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
   hw.view_us = field<double>(j, "view_us", path, "profile");
   hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");
@@ -197,7 +221,21 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
                               field<double>(c, "bytes", path, "collectives"),
                               field<double>(c, "us", path, "collectives")});
   }
+  sortCurves(hw);
   return hw;
+}
+
+std::string rngCurve(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "rng:%g", p);
+  return buf;
+}
+
+void sortCurves(HwProfile& hw) {
+  for (auto& [kind, curve] : hw.bandwidth) {
+    std::sort(curve.begin(), curve.end(),
+              [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
+  }
 }
 
 HwProfile readProfile(const std::string& path) {

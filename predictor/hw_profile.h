@@ -33,10 +33,13 @@ struct GemmPoint {
   double us = 0;
 };
 
-// One 2-D convolution, forward and backward (input and weight gradients).
+// One 2-D convolution: forward, and the two halves of convolution_backward
+// measured apart (grad_input alone; grad_weight with the bias gradient),
+// since a trace's first layer asks for no grad_input and the halves run
+// at very different rates (col2im vs a GEMM over the batch).
 struct ConvPoint {
   int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0, stride = 1, groups = 1;
-  double fwd_us = 0, bwd_us = 0;
+  double fwd_us = 0, bwd_input_us = 0, bwd_weight_us = 0;
 };
 
 // A memory-bound kernel at one size: `bytes` read + written in `us`.
@@ -51,6 +54,7 @@ struct EmbeddingPoint {
   int64_t rows = 0, dim = 0, batch = 0, pooling = 0;
   std::string dist = "uniform";
   double fwd_us = 0, bwd_us = 0;
+  double fwd_cold_us = 0;  // forward with the table flushed from the caches
 };
 
 // _foreach_add_ over `tensors` tensors holding `elems` floats in total.
@@ -67,20 +71,47 @@ struct CollectivePoint {
   double us = 0;
 };
 
+// What fresh memory costs: et_replay's outputs come from glibc malloc, which
+// returns freed memory to the OS and maps it again (a page fault and a zero
+// fill on first touch of each page). Microbenchmarks reuse one warm buffer,
+// so their curves leave this out; the heap model (heap_model.h) adds it
+// where the replay's allocation sequence has to grow the heap.
+// The last-level cache decides which of an op's inputs come from DRAM: the
+// predictor tracks the bytes touched since each tensor's last use (its reuse
+// distance) and reads the "@cold" curves, measured with the caches flushed,
+// for the part that no longer fits.
+struct MemoryFacts {
+  double page_bytes = 4096;
+  double fault_us_per_page = 0;  // map, first write and unmap of one page
+  double llc_bytes = 0;          // last-level cache (sysfs); 0 = unknown, all warm
+};
+
 struct HwProfile {
   HwIdentity identity;
+  MemoryFacts memory;
   double dispatch_us = 0;  // one boxed call of a trivial op, as et_replay makes it
   double view_us = 0;      // one boxed call of a view op (no data touched)
   std::vector<GemmPoint> gemm;
   std::vector<GemmPoint> bmm;
   std::vector<ConvPoint> conv;
   // Memory-bound curves by kernel class: "elementwise" (2 reads, 1 write),
-  // "unary" (1 read, 1 write), "reduction" (1 read), "copy" (strided copy).
+  // "unary" (1 read, 1 write), "reduction" (1 read), "copy" (strided copy),
+  // "rng:P" (bernoulli_(P) in place: random numbers, 1 write); "CLASS@cold"
+  // the same kernels on inputs flushed from the caches. Each curve is in
+  // increasing bytes once read or measured (curveUs relies on it).
   std::map<std::string, std::vector<SizePoint>> bandwidth;
   std::vector<EmbeddingPoint> embedding;
   std::vector<ForeachPoint> foreach_ops;
   std::vector<CollectivePoint> collectives;
 };
+
+// The bandwidth curve of bernoulli_ at probability p ("rng:0.9"); the
+// predictor reads the nearest measured p.
+std::string rngCurve(double p);
+
+// Sorts every size curve by bytes (profiles written by hand or by older
+// tools may not be); readProfile / profileFromJson call it.
+void sortCurves(HwProfile& profile);
 
 // JSON text of a profile (stable key order) and back. fromJson throws
 // InputError naming `path` when a field is missing or of the wrong kind.

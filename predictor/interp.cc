@@ -6,9 +6,8 @@
 
 namespace etb::predict {
 
-double curveUs(std::vector<SizePoint> c, double bytes) {
+double curveUs(const std::vector<SizePoint>& c, double bytes) {
   if (c.empty()) return 0;
-  std::sort(c.begin(), c.end(), [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
   if (bytes <= c.front().bytes) return c.front().us;
   if (bytes >= c.back().bytes) return c.back().us * bytes / c.back().bytes;
   const auto hi = std::upper_bound(c.begin(), c.end(), bytes,

@@ -16,8 +16,9 @@ namespace etb::predict {
 // Time of a kernel moving `bytes` on a measured curve: log-log linear
 // between points; below the first point its time (the latency floor);
 // beyond the last, that point's bandwidth (time grows linearly). 0 for an
-// empty curve.
-double curveUs(std::vector<SizePoint> curve, double bytes);
+// empty curve. `curve` must be in increasing bytes (sortCurves does it once
+// at load; sorting here on every call cost more than the lookup).
+double curveUs(const std::vector<SizePoint>& curve, double bytes);
 
 // A measured point in log2 feature space with a value (log of throughput).
 template <size_t D>

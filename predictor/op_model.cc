@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "predictor/heap_model.h"
 #include "predictor/op_shapes.h"
 
 namespace etb::predict {
@@ -15,24 +16,8 @@ double lg(double x) { return std::log2(std::max(x, 1.0)); }
 // log(FLOPs per microsecond) of a measured GEMM / conv.
 double logRate(double flops, double us) { return std::log(flops / std::max(us, 1e-3)); }
 
-// Solves the 3x3 system in the augmented matrix `a` (Gaussian elimination
-// with partial pivoting); false when singular.
-bool solve3(double a[3][4], double x[3]) {
-  for (int c = 0; c < 3; ++c) {
-    int p = c;
-    for (int r = c + 1; r < 3; ++r) {
-      if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
-    }
-    if (std::fabs(a[p][c]) < 1e-12) return false;
-    std::swap(a[p], a[c]);
-    for (int r = 0; r < 3; ++r) {
-      if (r == c) continue;
-      const double f = a[r][c] / a[c][c];
-      for (int k = c; k < 4; ++k) a[r][k] -= f * a[c][k];
-    }
-  }
-  for (int i = 0; i < 3; ++i) x[i] = a[i][3] / a[i][i];
-  return true;
+std::array<double, 5> convFeatures(const ConvShape& s) {
+  return {lg(s.batch), lg(s.m / s.batch), lg(s.n), lg(s.k), lg(s.stride)};
 }
 
 const std::set<std::string> kGemm = {"mm", "addmm", "matmul", "linear", "_addmm_activation",
@@ -52,10 +37,23 @@ const std::set<std::string> kView = {
     "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_", "record_stream"};
 // Ops that are views when the output is the input tensor, copies otherwise.
 const std::set<std::string> kMaybeCopy = {"reshape", "contiguous", "to", "_to_copy", "type_as"};
-const std::set<std::string> kTranscendental = {
-    "tanh", "exp", "sigmoid", "gelu", "log", "_softmax", "softmax", "log_softmax",
-    "_log_softmax", "erf", "silu", "pow", "rsqrt", "sqrt", "tanh_backward", "sigmoid_backward",
-    "gelu_backward", "_softmax_backward_data", "_log_softmax_backward_data", "silu_backward"};
+// Ops with a vectorised special function: each has its own measured curve
+// ("op:NAME", et_profile_hw) since their costs differ several-fold (tanh vs
+// exp); ops not measured read the "transcendental" (tanh) curve.
+const std::map<std::string, std::string> kSpecial = {
+    {"tanh", "tanh"}, {"exp", "exp"}, {"sigmoid", "sigmoid"}, {"gelu", "gelu"}, {"log", "log"},
+    {"erf", "erf"}, {"silu", "silu"}, {"_softmax", "_softmax"}, {"softmax", "_softmax"},
+    {"_log_softmax", "_log_softmax"}, {"log_softmax", "_log_softmax"},
+    {"gelu_backward", "gelu"}, {"_log_softmax_backward_data", "exp"}, {"logsigmoid", "sigmoid"},
+    {"elu", "exp"}, {"softplus", "exp"}, {"mish", "tanh"}};
+// Plain arithmetic over one or two inputs (gradients of activations that
+// reuse the forward's output, square roots): the elementwise or unary curve.
+const std::set<std::string> kArithmetic = {
+    "tanh_backward", "sigmoid_backward", "_softmax_backward_data", "silu_backward",
+    "threshold_backward", "sqrt", "rsqrt", "pow", "reciprocal", "neg", "abs", "square",
+    "clamp", "clamp_min", "clamp_max", "relu", "leaky_relu", "hardtanh", "sub", "rsub", "mul",
+    "div", "add", "addcmul", "addcdiv", "lerp", "maximum", "minimum", "eq", "ne", "lt", "le",
+    "gt", "ge", "sign", "floor", "ceil", "round", "trunc", "frac", "logical_not", "bitwise_not"};
 const std::set<std::string> kNorm = {
     "native_layer_norm", "native_batch_norm", "layer_norm", "batch_norm", "group_norm",
     "native_group_norm", "_batch_norm_impl_index", "native_layer_norm_backward",
@@ -67,6 +65,13 @@ const std::set<std::string> kCopy = {"clone", "copy_", "cat", "stack", "index_se
                                      "scatter", "scatter_add", "index", "index_put_", "repeat",
                                      "flip", "roll", "constant_pad_nd", "masked_fill",
                                      "masked_fill_", "where"};
+// Random number generation (dropout masks, initialisers): the "rng" curve,
+// over twice the output bytes (the in-place bernoulli_ it was measured with
+// records self as input and output).
+const std::set<std::string> kRng = {"bernoulli_", "bernoulli", "uniform_", "normal_", "random_",
+                                    "exponential_", "geometric_", "cauchy_", "log_normal_",
+                                    "rand", "randn", "rand_like", "randn_like", "randint",
+                                    "randint_like", "normal", "multinomial", "randperm"};
 // Write-only ops: one pass over the output.
 const std::set<std::string> kFill = {"fill_", "zero_", "zeros", "ones", "full", "zeros_like",
                                      "ones_like", "full_like", "new_zeros", "new_ones"};
@@ -86,56 +91,93 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(s
   }
   for (const ConvPoint& c : hw.conv) {
     const ConvShape s = convShapeOf(c);
-    conv_fwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(s.flops(), c.fwd_us)});
-    conv_bwd_.push_back({{lg(s.m), lg(s.n), lg(s.k)}, logRate(2 * s.flops(), c.bwd_us)});
+    const std::array<double, 5> x = convFeatures(s);
+    conv_fwd_.push_back({x, logRate(s.flops(), c.fwd_us)});
+    conv_bwd_in_.push_back({x, logRate(s.flops(), c.bwd_input_us)});
+    conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
   }
   fitEmbedding();
+  buildCurves();
   fitForeach();
 }
 
+namespace {
+// Least-squares line us = fixed + per_row * lookups through (lookups, us).
+struct Line {
+  double fixed = 0, per_row = 0;
+};
+Line fitLine(const std::vector<std::pair<double, double>>& pts) {
+  double n = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;
+  for (const auto& [x, y] : pts) {
+    n += 1;
+    sx += x;
+    sxx += x * x;
+    sy += y;
+    sxy += x * y;
+  }
+  const double det = n * sxx - sx * sx;
+  if (n < 2 || det <= 0) return {};
+  const double b = (n * sxy - sx * sy) / det;
+  return {(sy - b * sx) / n, b};
+}
+}  // namespace
+
 void OpModel::fitEmbedding() {
   const bool want_zipf = dist_.rfind("zipf", 0) == 0;
-  // Pairs of measurements that differ only in pooling give the per-row
-  // slope and, extrapolated to zero rows, the fixed part.
-  for (const EmbeddingPoint& lo : hw_.embedding) {
-    for (const EmbeddingPoint& hi : hw_.embedding) {
-      if ((lo.dist.rfind("zipf", 0) == 0) != want_zipf || lo.dist != hi.dist ||
-          lo.rows != hi.rows || lo.dim != hi.dim || hi.pooling <= lo.pooling) {
-        continue;
-      }
-      const double n_lo = static_cast<double>(lo.batch * lo.pooling);
-      const double n_hi = static_cast<double>(hi.batch * hi.pooling);
-      const std::array<double, 2> x{lg(lo.rows), lg(lo.dim)};
-      const double fwd_row = std::max((hi.fwd_us - lo.fwd_us) / (n_hi - n_lo), 1e-4);
-      const double bwd_row = std::max((hi.bwd_us - lo.bwd_us) / (n_hi - n_lo), 1e-4);
-      emb_fwd_row_.push_back({x, std::log(fwd_row)});
-      emb_fwd_fixed_.push_back({x, std::log(std::max(lo.fwd_us - fwd_row * n_lo, 0.1))});
-      emb_bwd_row_.push_back({x, std::log(bwd_row)});
-      emb_bwd_fill_.push_back({static_cast<double>(lo.rows * lo.dim) * 4,
-                               std::max(lo.bwd_us - bwd_row * n_lo, 0.1)});
-    }
+  // Per table (rows, dim): a line through its poolings gives the time per
+  // looked-up row and, at zero rows, the fixed part (forward: the call and
+  // the output; dense backward: the zero-filled [rows, dim] gradient).
+  std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>> tables;
+  for (const EmbeddingPoint& e : hw_.embedding) {
+    if ((e.dist.rfind("zipf", 0) == 0) == want_zipf) tables[{e.rows, e.dim}].push_back(&e);
   }
+  for (const auto& [key, pts] : tables) {
+    std::vector<std::pair<double, double>> fwd, bwd, cold;
+    for (const EmbeddingPoint* e : pts) {
+      const double n = static_cast<double>(e->batch * e->pooling);
+      fwd.push_back({n, e->fwd_us});
+      bwd.push_back({n, e->bwd_us});
+      if (e->fwd_cold_us > 0) cold.push_back({n, e->fwd_cold_us});
+    }
+    if (fwd.size() < 2) continue;
+    const std::array<double, 2> x{lg(static_cast<double>(key.first)), lg(static_cast<double>(key.second))};
+    const Line f = fitLine(fwd), b = fitLine(bwd);
+    emb_fwd_row_.push_back({x, std::log(std::max(f.per_row, 1e-4))});
+    emb_fwd_fixed_.push_back({x, std::log(std::max(f.fixed, 0.1))});
+    emb_bwd_row_.push_back({x, std::log(std::max(b.per_row, 1e-4))});
+    emb_bwd_fill_.push_back({static_cast<double>(key.first * key.second) * 4, std::max(b.fixed, 0.1)});
+    if (cold.size() >= 2) emb_cold_row_.push_back({x, std::log(std::max(fitLine(cold).per_row, 1e-4))});
+  }
+  std::sort(emb_bwd_fill_.begin(), emb_bwd_fill_.end(),
+            [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
 }
 
 void OpModel::fitForeach() {
-  // Least squares of us = a + b*tensors + c*elems over the measured lists.
-  double s[3][4] = {{0}};
+  // A _foreach_ loop moves its lists' bytes like one in-place kernel over
+  // all of them (the "inplace" curve: cache-resident totals stream far
+  // faster than the largest lists measured) plus a cost per tensor:
+  // us - curve = a + b * tensors, least squares relative to each point's
+  // time (the largest lists would otherwise set the per-tensor cost).
+  const auto it = warm_.find("inplace");
+  if (it == warm_.end()) return;
+  double sw = 0, st = 0, stt = 0, sr = 0, str = 0;
   for (const ForeachPoint& f : hw_.foreach_ops) {
-    const double x[3] = {1.0, static_cast<double>(f.tensors), static_cast<double>(f.elems)};
-    for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j < 3; ++j) s[i][j] += x[i] * x[j];
-      s[i][3] += x[i] * f.us;
-    }
+    const double w = 1.0 / std::max(f.us * f.us, 1e-6);
+    const double t = static_cast<double>(f.tensors);
+    const double r = f.us - curveUs(it->second, 12.0 * static_cast<double>(f.elems));
+    sw += w;
+    st += w * t;
+    stt += w * t * t;
+    sr += w * r;
+    str += w * t * r;
   }
-  double coef[3] = {0, 0, 0};
-  if (solve3(s, coef)) {
-    fe_base_ = std::max(coef[0], 0.0);
-    fe_tensor_ = std::max(coef[1], 0.0);
-    fe_elem_ = std::max(coef[2], 0.0);
-  }
+  const double det = sw * stt - st * st;
+  if (hw_.foreach_ops.size() < 2 || std::fabs(det) < 1e-300) return;
+  fe_tensor_ = std::max((sw * str - st * sr) / det, 0.0);
+  fe_base_ = std::max((sr - fe_tensor_ * st) / sw, 0.0);
 }
 
-OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node) const {
+OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold) const {
   std::string name(t.name(node));
   if (name.rfind("aten::", 0) == 0) name = name.substr(6);
   const OpShapes sh = opShapes(t, node);
@@ -145,32 +187,40 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node) con
   }
   if (kConv.count(name)) return {convUs(sh, false), "conv", false};
   if (name == "convolution_backward") return {convUs(sh, true), "conv", false};
-  if (kEmbFwd.count(name)) return {embeddingUs(sh, false), "embedding_bag", false};
-  if (kEmbBwd.count(name)) return {embeddingUs(sh, true), "embedding_bag", false};
-  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh), "foreach", false};
+  if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
+  if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
+  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh, cold), "foreach", false};
   if (kView.count(name)) return {hw_.view_us, "view", false};
+  return memoryEstimate(name, sh, cold);
+}
+
+// Memory-bound ops: bytes moved over the curve of their class.
+OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, double cold) const {
+  double out = 0;
+  for (const TensorFacts& f : sh.out) out += f.bytes;
   if (kMaybeCopy.count(name)) {
     if (sh.outputSameAsInput()) return {hw_.view_us, "view", false};
-    return {memoryUs("copy", sh.bytes()), "memory:copy", false};
+    return {memoryUs("copy", sh.bytes(), cold), "memory:copy", false};
   }
-  if (kTranscendental.count(name)) return {memoryUs("transcendental", sh.bytes()), "memory:transcendental", false};
-  if (kNorm.count(name)) return {memoryUs("norm", sh.bytes()), "memory:norm", false};
-  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes()), "memory:reduction", false};
+  if (kRng.count(name)) return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
+  if (const auto sp = kSpecial.find(name); sp != kSpecial.end()) {
+    const std::string curve = warm_.count("op:" + sp->second) ? "op:" + sp->second : "transcendental";
+    return {memoryUs(curve, sh.bytes(), cold), "memory:" + curve, false};
+  }
+  if (kNorm.count(name)) return {memoryUs("norm", sh.bytes(), cold), "memory:norm", false};
+  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes(), cold), "memory:reduction", false};
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
-  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes()), "memory:copy", false};
-  if (kFill.count(name)) {
-    double out = 0;
-    for (const TensorFacts& f : sh.out) out += f.bytes;
-    return {memoryUs("unary", 2 * out) / 2, "memory:fill", false};
-  }
+  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold), "memory:copy", false};
+  if (kFill.count(name)) return {memoryUs("unary", 2 * out, cold) / 2, "memory:fill", false};
   // In place (add_, mul_, ...): nothing allocated, so no page faults.
   if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
-    return {memoryUs("inplace", sh.bytes()), "memory:inplace", false};
+    return {memoryUs("inplace", sh.bytes(), cold), "memory:inplace", false};
   }
   const std::string cls = sh.tensorInputs() >= 2 ? "elementwise" : "unary";
-  // A fallback: an op of unknown cost; the caller prefers its children's sum.
-  return {memoryUs(cls, sh.bytes()), "memory:" + cls, true};
+  // Anything else is a fallback: an op of unknown cost; the caller prefers
+  // its children's sum.
+  return {memoryUs(cls, sh.bytes(), cold), "memory:" + cls, kArithmetic.count(name) == 0};
 }
 
 double OpModel::gemmUs(double m, double n, double k) const {
@@ -187,21 +237,24 @@ double OpModel::bmmUs(const GemmDims& d) const {
 
 double OpModel::convUs(const OpShapes& sh, bool backward) const {
   const ConvShape c = convShapeOf(sh, backward);
-  const auto& pts = backward ? conv_bwd_ : conv_fwd_;
-  if (!c.valid || pts.empty()) return memoryUs("unary", sh.bytes());
-  const double rate = std::exp(knnValue(pts, {lg(c.m), lg(c.n), lg(c.k)}));
-  if (!backward) return std::max(c.flops() / rate, hw_.dispatch_us);
-  // output_mask (input 10) says which of grad_input / grad_weight are asked
-  // for; the profile measured both (2x the forward FLOPs).
-  double parts = 2;
+  if (!c.valid || conv_fwd_.empty()) return memoryUs("unary", sh.bytes());
+  const std::array<double, 5> x = convFeatures(c);
+  const auto at = [&](const std::vector<KnnPoint<5>>& pts) {
+    return c.flops() / std::exp(knnValue(pts, x));
+  };
+  if (!backward) return std::max(at(conv_fwd_), hw_.dispatch_us);
+  // output_mask (input 10) says which of grad_input / grad_weight (+ bias)
+  // are asked for; each half has its own measured rate.
+  bool input = true, weight = true;
   if (sh.args.size() > 10 && sh.args[10]->kind == trace::ValueKind::kList &&
       sh.args[10]->items.size() >= 2) {
-    parts = (sh.args[10]->items[0].b ? 1 : 0) + (sh.args[10]->items[1].b ? 1 : 0);
+    input = sh.args[10]->items[0].b;
+    weight = sh.args[10]->items[1].b;
   }
-  return std::max(parts * c.flops() / rate, hw_.dispatch_us);
+  return std::max((input ? at(conv_bwd_in_) : 0) + (weight ? at(conv_bwd_w_) : 0), hw_.dispatch_us);
 }
 
-double OpModel::embeddingUs(const OpShapes& sh, bool backward) const {
+double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) const {
   // forward: (weight[rows, dim], indices, offsets, ...); backward: (grad[bags,
   // dim], indices, ..., num_weights): the table's rows are then the largest
   // Int argument (num_weights; the others are flags, mode and padding_idx).
@@ -222,41 +275,92 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward) const {
   if (backward) {
     return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
   }
-  return std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
+  const double warm = std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
+  if (cold <= 0 || emb_cold_row_.empty()) return warm;
+  // The fixed part stays warm: a flush also evicts the code and the
+  // dispatcher's tables, which a replay calling ops back to back keeps hot.
+  const double flushed =
+      std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_cold_row_, x)) * lookups;
+  return warm + cold * std::max(0.0, flushed - warm);
 }
 
-double OpModel::foreachUs(const OpShapes& sh) const {
+double OpModel::foreachUs(const OpShapes& sh, double cold) const {
   if (sh.in_lists.empty()) return hw_.dispatch_us;
   const double tensors = static_cast<double>(sh.in_lists.front().size());
-  double elems = 0;  // the fit's unit: a two-list op (read x, read y, write x)
-  for (const auto& list : sh.in_lists) {
-    for (const TensorFacts& f : list) elems += f.bytes / 4;
-  }
-  elems = elems * 2 / (static_cast<double>(sh.in_lists.size()) + 1);
-  return fe_base_ + fe_tensor_ * tensors + fe_elem_ * elems;
+  return fe_base_ + fe_tensor_ * tensors + memoryUs("inplace", sh.bytes(), cold);
 }
 
-double OpModel::memoryUs(const std::string& cls, double bytes) const {
-  auto it = hw_.bandwidth.find(cls);
-  if (it == hw_.bandwidth.end()) it = hw_.bandwidth.find("unary");
-  if (it == hw_.bandwidth.end()) return hw_.dispatch_us;
+std::string OpModel::rngClass(const OpShapes& sh) const {
+  // bernoulli_(self, float p): the curve measured at the nearest p; other
+  // samplers take p = 0.5's.
+  double p = 0.5;
+  if (sh.args.size() > 1 && sh.args[1]->kind == trace::ValueKind::kDouble) p = sh.args[1]->d;
+  std::string best;
+  double gap = 0;
+  for (const double q : {0.1, 0.5, 0.9}) {
+    if (!warm_.count(rngCurve(q))) continue;
+    if (best.empty() || std::fabs(q - p) < gap) {
+      best = rngCurve(q);
+      gap = std::fabs(q - p);
+    }
+  }
+  return best.empty() ? "unary" : best;
+}
+
+double OpModel::memoryUs(const std::string& cls, double bytes, double cold) const {
+  auto it = warm_.find(cls);
+  if (it == warm_.end()) it = warm_.find("unary");
+  if (it == warm_.end()) return hw_.dispatch_us;
+  const auto flushed = warm_.find(it->first + "@cold");
+  if (cold > 0 && flushed != warm_.end()) {
+    // What the flush costs at the smallest size is code and dispatcher
+    // state evicted with the data (a replay keeps those hot): only the
+    // part of the gap that grows with the bytes is the data's.
+    const double w = curveUs(it->second, bytes), c = curveUs(flushed->second, bytes);
+    const double w0 = it->second.front().us, c0 = curveUs(flushed->second, it->second.front().bytes);
+    return std::max(w + cold * std::max(0.0, (c - w) - (c0 - w0)), hw_.dispatch_us);
+  }
   return std::max(curveUs(it->second, bytes), hw_.dispatch_us);
 }
 
 double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes) const {
+  const std::map<int, std::vector<SizePoint>>* by_group = nullptr;
+  if (const auto it = collectives_.find(type); it != collectives_.end()) by_group = &it->second;
+  if (!by_group) return -1;
   int best = 0;
-  for (const CollectivePoint& c : hw_.collectives) {
-    if (c.type != type) continue;
-    if (best == 0 || std::abs(c.group_size - group_size) < std::abs(best - group_size)) best = c.group_size;
-  }
-  if (best == 0) return -1;
-  std::vector<SizePoint> curve;
-  for (const CollectivePoint& c : hw_.collectives) {
-    if (c.type == type && c.group_size == best) curve.push_back({c.bytes, c.us});
+  for (const auto& [size, curve] : *by_group) {
+    if (best == 0 || std::abs(size - group_size) < std::abs(best - group_size)) best = size;
   }
   // Ring algorithms move (n-1)/n of the data per rank: rescale between sizes.
   const double scale = (group_size - 1.0) / group_size * best / (best - 1.0);
-  return curveUs(curve, algo_bytes) * (best == group_size ? 1.0 : scale);
+  return curveUs(by_group->at(best), algo_bytes) * (best == group_size ? 1.0 : scale);
+}
+
+void OpModel::buildCurves() {
+  for (const CollectivePoint& c : hw_.collectives) {
+    collectives_[c.type][c.group_size].push_back({c.bytes, c.us});
+  }
+  const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
+  for (auto& [type, groups] : collectives_) {
+    for (auto& [size, curve] : groups) std::sort(curve.begin(), curve.end(), byBytes);
+  }
+  // The microbenchmarks' outputs of kMmapMax and more were mapped afresh on
+  // every call (glibc maps them whatever its threshold): take that first
+  // touch out, the heap model adds it back where the replay pays it.
+  const std::map<std::string, double> out_share = {
+      {"elementwise", 1.0 / 3}, {"unary", 0.5}, {"transcendental", 0.5}, {"norm", 0.5},
+      {"copy", 0.5}};
+  const double per_byte = hw_.memory.fault_us_per_page / hw_.memory.page_bytes;
+  for (const auto& [cls, curve] : hw_.bandwidth) {
+    std::vector<SizePoint>& warm = warm_[cls];
+    const auto share = out_share.find(cls.substr(0, cls.find('@')));
+    for (SizePoint p : curve) {
+      const double out = share == out_share.end() ? 0 : p.bytes * share->second;
+      if (out >= HeapModel::kMmapMax) p.us = std::max(p.us - out * per_byte, 0.25 * p.us);
+      warm.push_back(p);
+    }
+    std::sort(warm.begin(), warm.end(), byBytes);
+  }
 }
 
 }  // namespace etb::predict

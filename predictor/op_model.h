@@ -10,9 +10,13 @@
 //                  forward and backward measured separately;
 //   embedding_bag  time per looked-up row by table size, width, pooling and
 //                  index distribution (cache reuse of hot rows is the point);
-//   foreach        a per-tensor cost plus bytes, fitted to _foreach_ loops;
+//   foreach        a per-tensor cost (fitted to _foreach_ loops) plus the
+//                  lists' bytes on the in-place curve;
 //   memory         bytes moved over a measured size curve for its class
-//                  (elementwise, unary, transcendental, reduction, copy);
+//                  (elementwise, unary, transcendental, reduction, copy,
+//                  rng), less the first touch of outputs the benchmark had
+//                  to map afresh (the predictor adds first touches where
+//                  its heap model says the replay pays them);
 //   view           the dispatcher cost of a call that touches no data.
 #pragma once
 
@@ -40,7 +44,10 @@ class OpModel {
   // `index_dist` as et_replay takes it: "uniform" or "zipf:ALPHA".
   OpModel(const HwProfile& profile, std::string index_dist);
 
-  OpEstimate estimate(const trace::Trace& trace, const trace::Node& node) const;
+  // `cold`: the share of the op's input bytes that come from DRAM
+  // (reuse_model.h); memory-bound ops and lookups then read their "@cold"
+  // curves for that share.
+  OpEstimate estimate(const trace::Trace& trace, const trace::Node& node, double cold = 0) const;
 
   // Time of one collective moving `algo_bytes` (nccl-tests size) on a group
   // of `group_size` ranks: the measured curve of that type, from the
@@ -50,16 +57,23 @@ class OpModel {
 
  private:
   void fitForeach();
+  void buildCurves();
   double gemmUs(double m, double n, double k) const;
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
-  double embeddingUs(const OpShapes& shapes, bool backward) const;
-  double foreachUs(const OpShapes& shapes) const;
-  double memoryUs(const std::string& cls, double bytes) const;
+  double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
+  double foreachUs(const OpShapes& shapes, double cold) const;
+  OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold) const;
+  double memoryUs(const std::string& cls, double bytes, double cold = 0) const;
+  std::string rngClass(const OpShapes& shapes) const;
 
   const HwProfile& hw_;
   std::string dist_;
-  std::vector<KnnPoint<3>> gemm_, conv_fwd_, conv_bwd_;
+  std::vector<KnnPoint<3>> gemm_;
+  // Convolutions in (batch, output pixels, n, k, stride): a small feature
+  // map or a strided window runs at another rate than a large, dense one of
+  // the same implicit-GEMM shape.
+  std::vector<KnnPoint<5>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   // embedding_bag: time = a fixed part + a part per looked-up row. The
@@ -67,8 +81,13 @@ class OpModel {
   // gradient (a curve over its bytes); the per-row part depends on where
   // the rows live in the cache hierarchy (table size, width, distribution).
   std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
+  std::vector<KnnPoint<2>> emb_cold_row_;  // per row, table flushed
   std::vector<SizePoint> emb_bwd_fill_;
-  double fe_base_ = 0, fe_tensor_ = 0, fe_elem_ = 0;  // _foreach_ fit
+  double fe_base_ = 0, fe_tensor_ = 0;  // _foreach_: fixed and per-tensor cost
+  // The memory-bound curves without first-touch costs, and the collective
+  // curves by type and group size, each sorted by bytes once.
+  std::map<std::string, std::vector<SizePoint>> warm_;
+  std::map<std::string, std::map<int, std::vector<SizePoint>>> collectives_;
 };
 
 // The op kind used to group predictions ("aten::mm").

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "predictor/op_shapes.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace etb::predict {
@@ -99,7 +100,8 @@ ConvShape convShapeOf(const ConvPoint& c) {
   const double oh = static_cast<double>((c.h + 2 * (c.kh / 2) - c.kh) / c.stride + 1);
   const double ow = static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);
   return {true, static_cast<double>(c.n) * oh * ow, static_cast<double>(c.oc),
-          static_cast<double>(c.c / c.groups * c.kh * c.kw)};
+          static_cast<double>(c.c / c.groups * c.kh * c.kw), static_cast<double>(c.n),
+          static_cast<double>(c.stride)};
 }
 
 ConvShape convShapeOf(const OpShapes& s, bool backward) {
@@ -109,9 +111,16 @@ ConvShape convShapeOf(const OpShapes& s, bool backward) {
   ConvShape c;
   if (!y || !w || y->shape.size() < 3 || w->shape.size() < 3) return c;
   c.valid = true;
-  c.m = y->shape[0] * product(y->shape, 2, y->shape.size());
+  c.batch = static_cast<double>(y->shape[0]);
+  c.m = c.batch * product(y->shape, 2, y->shape.size());
   c.n = static_cast<double>(w->shape[0]);
   c.k = product(w->shape, 1, w->shape.size());
+  // stride: input 3 of convolution / conv2d, input 4 of convolution_backward
+  const size_t at = backward ? 4 : 3;
+  if (s.args.size() > at && s.args[at]->kind == trace::ValueKind::kList &&
+      !s.args[at]->items.empty() && s.args[at]->items[0].kind == trace::ValueKind::kInt) {
+    c.stride = static_cast<double>(std::max<int64_t>(s.args[at]->items[0].i, 1));
+  }
   return c;
 }
 

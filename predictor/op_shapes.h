@@ -49,6 +49,8 @@ GemmDims gemmDims(const std::string& op, const OpShapes& shapes);
 struct ConvShape {
   bool valid = false;
   double m = 0, n = 0, k = 0;
+  double batch = 1;   // m = batch * output pixels
+  double stride = 1;  // a strided convolution runs below a dense one's rate
   double flops() const { return 2 * m * n * k; }
 };
 ConvShape convShapeOf(const ConvPoint& point);

@@ -9,6 +9,8 @@
 
 #include "core/base/error.h"
 #include "predictor/aten_call_counter.h"
+#include "predictor/heap_model.h"
+#include "predictor/reuse_model.h"
 #include "predictor/op_model.h"
 #include "predictor/schedule.h"
 #include "replayer/comm/comm_plan.h"
@@ -37,16 +39,19 @@ bool resolvable(const trace::Trace& t, const trace::Node& node) {
 class Coster {
  public:
   Coster(const trace::Trace& t, const OpModel& m) : t_(t), m_(m), children_(t.children()) {}
+  const std::vector<std::vector<uint32_t>>& children() const { return children_; }
 
-  OpEstimate cost(uint32_t index) const {
+  // `cold`: the share of the op's inputs that come from DRAM (its children
+  // are taken to share it).
+  OpEstimate cost(uint32_t index, double cold) const {
     const trace::Node& n = t_.nodes[index];
-    OpEstimate e = m_.estimate(t_, n);
+    OpEstimate e = m_.estimate(t_, n, cold);
     if (!e.fallback) return e;
     double sum = 0;
     bool any = false;
     for (uint32_t c : children_[index]) {
       if (t_.nodes[c].kind != trace::NodeKind::kOperator) continue;
-      sum += cost(c).us;
+      sum += cost(c, cold).us;
       any = true;
     }
     if (any) return {sum, "composite", false};
@@ -77,9 +82,9 @@ double hostGapUs(const trace::Trace& t, const std::vector<replay::SelectedNode>&
 
 class StepBuilder {
  public:
-  StepBuilder(const trace::Trace& t, int rank, int world, const OpModel& m, Prediction& p,
-              RankPrediction& rp)
-      : t_(t), rank_(rank), world_(world), model_(m), coster_(t, m), p_(p), rp_(rp),
+  StepBuilder(const trace::Trace& t, int rank, int world, const OpModel& m, const HwProfile& hw,
+              Prediction& p, RankPrediction& rp)
+      : t_(t), rank_(rank), world_(world), model_(m), hw_(hw), coster_(t, m), p_(p), rp_(rp),
         groups_(replay::comm::groupsOf(t, world)) {
     // A trace with no process-group record runs on the world group.
     replay::comm::GroupSpec w{"world", {}, true};
@@ -90,14 +95,16 @@ class StepBuilder {
   std::vector<Step> build(const PredictOptions& o) {
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
+    const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children());
+    const std::vector<double> cold = coldInputShare(t_, sel, hw_.memory.llc_bytes);
     std::vector<Step> steps;
-    for (const replay::SelectedNode& s : sel) {
-      const trace::Node& n = t_.nodes[s.index];
-      rp_.ops.push_back({n.id, std::string(t_.name(n)), "", 0, 0});
+    for (size_t i = 0; i < sel.size(); ++i) {
+      const trace::Node& n = t_.nodes[sel[i].index];
+      rp_.ops.push_back({n.id, std::string(t_.name(n)), "", 0, 0, 0});
       Step step;
       step.op = rp_.ops.size() - 1;
-      if (s.is_comm) comm(n, step);
-      else op(s.index, step);
+      if (sel[i].is_comm) comm(n, step);
+      else op(sel[i].index, fresh[i], cold[i], step);
       steps.push_back(step);
     }
     if (p_.ops == 0 && rank_ == 0) {
@@ -108,7 +115,7 @@ class StepBuilder {
   }
 
  private:
-  void op(uint32_t index, Step& step) {
+  void op(uint32_t index, double fresh_bytes, double cold, Step& step) {
     OpPrediction& out = rp_.ops[step.op];
     if (rank_ == 0) ++p_.ops;
     if (!resolvable(t_, t_.nodes[index])) {
@@ -119,10 +126,13 @@ class StepBuilder {
       }
       return;
     }
-    const OpEstimate e = coster_.cost(index);
+    const OpEstimate e = coster_.cost(index, cold);
     out.family = e.family;
-    out.us = step.us = e.us;
-    rp_.compute_us += e.us;
+    // First touch of the pages its outputs take from a grown heap or a new
+    // mapping (heap_model.h): the microbenchmark curves leave it out.
+    out.first_touch_us = fresh_bytes / hw_.memory.page_bytes * hw_.memory.fault_us_per_page;
+    out.us = step.us = e.us + out.first_touch_us;
+    rp_.compute_us += out.us;
     if (rank_ == 0) ++(e.fallback ? p_.fallback : p_.modelled);
   }
 
@@ -172,6 +182,7 @@ class StepBuilder {
   const trace::Trace& t_;
   int rank_, world_;
   const OpModel& model_;
+  const HwProfile& hw_;
   Coster coster_;
   Prediction& p_;
   RankPrediction& rp_;
@@ -192,7 +203,7 @@ Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
     const trace::Trace& t = *traces[traces.size() == 1 ? 0 : static_cast<size_t>(r)];
     p.ranks.push_back({});
     p.ranks.back().rank = r;
-    steps[static_cast<size_t>(r)] = StepBuilder(t, r, world, model, p, p.ranks.back()).build(o);
+    steps[static_cast<size_t>(r)] = StepBuilder(t, r, world, model, profile, p, p.ranks.back()).build(o);
   }
   runSchedule(steps, p.ranks);
   for (const RankPrediction& rp : p.ranks) p.iter_ms = std::max(p.iter_ms, rp.iter_us / 1e3);

@@ -32,6 +32,7 @@ struct OpPrediction {
   std::string family;  // model family, "comm", "skipped"
   double us = 0;       // own time (a collective: its transfer time)
   double start_us = 0; // offset in the iteration, on its rank
+  double first_touch_us = 0;  // part of `us`: fresh pages its outputs fault in
 };
 
 struct RankPrediction {

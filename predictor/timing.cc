@@ -24,6 +24,20 @@ double medianCallUs(const std::function<void()>& fn, bool quick) {
   return samples[samples.size() / 2];
 }
 
+double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,
+                  bool quick) {
+  fn();
+  std::vector<double> samples;
+  for (int i = 0; i < (quick ? 5 : 15); ++i) {
+    flush();
+    const double t0 = replay::nowUs();
+    fn();
+    samples.push_back(replay::nowUs() - t0);
+  }
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
+}
+
 double timeOp(const char* name, const char* overload, const std::vector<c10::IValue>& args,
               bool quick) {
   const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);

@@ -16,6 +16,11 @@ namespace etb::predict {
 // instead of ~25 ms.
 double medianCallUs(const std::function<void()>& fn, bool quick);
 
+// Median microseconds of `fn` with the caches emptied before each call
+// (`flush`, untimed): how a kernel runs on data that comes from DRAM.
+// A fixed number of calls (each flush costs milliseconds).
+double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush, bool quick);
+
 // One boxed call of aten::`name`.`overload` on a copy of `args`, the way
 // et_replay calls an op, timed by medianCallUs.
 double timeOp(const char* name, const char* overload, const std::vector<c10::IValue>& args,

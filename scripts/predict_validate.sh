@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Predicted vs replayed iteration time, in the same run.
-#   scripts/predict_validate.sh [BUILD_DIR] [--quick] [--rounds N] [SAMPLE...]
+#   scripts/predict_validate.sh [BUILD_DIR] [--quick] [--rounds N] [--hw HW.json] [SAMPLE...]
 # Measures this machine once with et_profile_hw (before and independently of
 # the traces: it never reads them), then for each fleet sample alternates
 # et_replay (--threads 1, medians) and et_predict over N rounds and prints
 # the error of the median prediction against the median replay, and the
 # geometric mean of |error| (GMAE, as the published predictors report it).
-# Multi-rank samples (a folder with rank%d files) run under mpirun.
+# Multi-rank samples (a folder with rank%d files) run under mpirun; the
+# 2-rank profile is only measured when one is listed. --hw reuses a
+# single-rank profile measured earlier (et_profile_hw --threads 1).
+# ETB_CORE=N pins every replay and prediction to core N (taskset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=()
+BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""
 while (($#)); do
   case "$1" in
     --quick) QUICK=--quick ;;
     --rounds) ROUNDS=$2; shift ;;
+    --hw) HW_GIVEN=$2; shift ;;
     -*) echo "unknown flag $1" >&2; exit 2 ;;
     *) if [ -d "$1/predictor" ]; then BUILD=$1; else SAMPLES+=("$1"); fi ;;
   esac
@@ -24,10 +28,14 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 OUT=$(mktemp -d /tmp/predict_validate.XXXX)
 HW1=$OUT/hw1.json; HW2=$OUT/hw2.json
+PIN=(); [ -n "${ETB_CORE:-}" ] && PIN=(taskset -c "$ETB_CORE")
+multi=0
+for entry in "${SAMPLES[@]}"; do s=${entry%%@*}; [ -f "fleet_samples/$s/$s.et.json.gz" ] || multi=1; done
 t0=$(date +%s)
-"$BUILD/predictor/et_profile_hw" -o "$HW1" --threads 1 $QUICK
-mpirun -np 2 "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
-echo "# profiles took $(( $(date +%s) - t0 )) s ($HW1, $HW2)"
+if [ -n "$HW_GIVEN" ]; then HW1=$HW_GIVEN
+else "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW1" --threads 1 $QUICK; fi
+((multi)) && mpirun -np 2 "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
+echo "# profiles took $(( $(date +%s) - t0 )) s ($HW1$( ((multi)) && echo ", $HW2"))"
 
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -45,11 +53,11 @@ for entry in "${SAMPLES[@]}"; do
   fi
   reps=(); preds=()
   for ((r = 0; r < ROUNDS; r++)); do
-    "${launch[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
+    "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
       --index-dist "$dist" \
       --report-json "$OUT/$s.replay.json"
     reps+=("$(field "$OUT/$s.replay.json" "d['replay']['iter_ms']['median']")")
-    "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" \
+    "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" \
       --report-json "$OUT/$s.predict.json"
     preds+=("$(field "$OUT/$s.predict.json" "d['predicted']['iter_ms']")")
   done

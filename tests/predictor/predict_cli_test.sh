@@ -6,7 +6,8 @@
 #   samples    every fleet sample predicts with every op accounted for and
 #              no ATen op run; the report's shares add up to 1
 #   refuses    a profile of another libtorch / device is refused by name
-#   bad_input  unreadable trace and profile: one message, exit 2
+#   bad_input  unreadable trace and profile, an old profile layout: one
+#              message, exit 2
 #   mpi        under mpirun: the collective curves exist, and the 2-rank
 #              DDP sample predicts its all_reduces from them
 # Exit 77 = skipped (a tool this case needs is missing).
@@ -74,10 +75,18 @@ refuses)
 bad_input)
   msg=$("$PREDICT" "$WORK/missing.json" --hw "$HW" 2>&1); rc=$?
   [ $rc = 2 ] && grep -q "missing.json" <<<"$msg" || fail "missing trace: exit $rc: $msg"
-  echo '{"schema_version": 1}' > "$WORK/broken_hw.json"
+  version=$(json "$HW" "d['schema_version']")
+  echo "{\"schema_version\": $version}" > "$WORK/broken_hw.json"
   msg=$("$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$WORK/broken_hw.json" 2>&1); rc=$?
   [ $rc = 2 ] && grep -q "broken_hw.json" <<<"$msg" && grep -q "identity" <<<"$msg" \
     || fail "broken profile: exit $rc: $msg"
+  # A profile of an older layout (its models would be missing): refused by
+  # name, with what to do.
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['schema_version']=1; json.dump(d,open(sys.argv[2],'w'))" \
+    "$HW" "$WORK/old_hw.json"
+  msg=$("$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$WORK/old_hw.json" 2>&1); rc=$?
+  [ $rc = 2 ] && grep -q "old_hw.json" <<<"$msg" && grep -q "re-run et_profile_hw" <<<"$msg" \
+    || fail "old profile layout: exit $rc: $msg"
   ;;
 mpi)
   [ -n "${MPIEXEC:-}" ] || { echo "SKIP: no mpiexec"; exit 77; }

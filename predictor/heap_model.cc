@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+#include "predictor/heap_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace etb::predict {
+
+double HeapModel::allocate(uint64_t key, double bytes) {
+  bytes = std::max(bytes, 16.0) + kHeader;
+  if (bytes >= mmap_threshold_) {
+    // A mapped chunk is whole pages; freeing it sets the threshold to that
+    // size, so a request of the same size goes to the heap next time.
+    live_[key] = {std::ceil((bytes + kHeader) / kPage) * kPage, true};
+    return bytes;
+  }
+  const double before = touched_;
+  const double at = fromHeap(bytes);
+  live_[key] = {at, false};
+  touched_ = std::max(touched_, at + bytes);
+  return std::max(0.0, at + bytes - std::max(at, before));
+}
+
+// Best fit among the free chunks below the top, else the top chunk, grown
+// (brk) by what it lacks. Returns the address.
+double HeapModel::fromHeap(double bytes) {
+  auto best = chunks_.end();
+  for (auto it = chunks_.begin(); it != chunks_.end(); ++it) {
+    if (!it->second.free || it->second.size < bytes) continue;
+    if (std::next(it) == chunks_.end()) break;  // the top chunk: only when nothing fits
+    if (best == chunks_.end() || it->second.size < best->second.size) best = it;
+  }
+  if (best == chunks_.end()) {
+    auto last = chunks_.empty() ? chunks_.end() : std::prev(chunks_.end());
+    if (last == chunks_.end() || !last->second.free) {
+      last = chunks_.emplace(top_, Chunk{0, true}).first;
+    }
+    if (last->second.size < bytes) {
+      top_ += bytes - last->second.size;
+      last->second.size = bytes;
+    }
+    best = last;
+  }
+  const double at = best->first;
+  const double rest = best->second.size - bytes;
+  best->second = {bytes, false};
+  if (rest > 0) chunks_.emplace(at + bytes, Chunk{rest, true});
+  return at;
+}
+
+void HeapModel::release(uint64_t key) {
+  const auto live = live_.find(key);
+  if (live == live_.end()) return;
+  const Live l = live->second;
+  live_.erase(live);
+  if (l.mapped) {
+    // glibc's dynamic threshold: freeing a mapped block raises both.
+    if (l.where > mmap_threshold_ && l.where <= kMmapMax) {
+      mmap_threshold_ = l.where;
+      trim_threshold_ = 2 * l.where;
+    }
+    return;
+  }
+  auto it = chunks_.find(l.where);
+  if (it == chunks_.end()) return;
+  const double freed = it->second.size;
+  it->second.free = true;
+  const auto next = std::next(it);
+  if (next != chunks_.end() && next->second.free) {
+    it->second.size += next->second.size;
+    chunks_.erase(next);
+  }
+  if (it != chunks_.begin()) {
+    const auto prev = std::prev(it);
+    if (prev->second.free) {
+      prev->second.size += it->second.size;
+      chunks_.erase(it);
+    }
+  }
+  // glibc looks at the top only when the freed chunk is large
+  // (FASTBIN_CONSOLIDATION_THRESHOLD, 64 KiB).
+  if (freed >= 64 * 1024) maybeTrim();
+}
+
+void HeapModel::maybeTrim() {
+  if (chunks_.empty()) return;
+  auto last = std::prev(chunks_.end());
+  if (!last->second.free || last->second.size < trim_threshold_) return;
+  const double keep = kInitial;  // M_TOP_PAD
+  top_ -= last->second.size - keep;
+  last->second.size = keep;
+  touched_ = std::min(touched_, top_);
+}
+
+namespace {
+
+// One storage instance of the iteration: a leaf (allocated before the
+// iterations, kept), a step's output, or a step's temporary.
+struct Instance {
+  double bytes = 0;
+  bool leaf = false;
+  size_t last_use = 0;
+};
+
+// What a step does to the heap, in order: allocate or free an instance.
+struct Event {
+  size_t instance = 0;
+  bool alloc = true;
+};
+
+struct Timeline {
+  std::vector<Instance> instances;
+  std::vector<std::vector<Event>> events;  // per step
+  std::vector<std::vector<size_t>> frees;  // per step, after its events
+  std::vector<size_t> leaves;
+};
+
+double storageBytes(const trace::TensorRef& r) {
+  const double item = r.itemsize > 0 ? r.itemsize : std::max(trace::dtypeSize(r.dtype), 1);
+  return static_cast<double>(r.offset + r.numel) * item;
+}
+
+template <typename Fn>
+void eachTensor(const trace::Trace& t, const std::vector<trace::Value>& values, Fn fn) {
+  for (const trace::Value& v : values) {
+    if (v.kind == trace::ValueKind::kTensor) fn(t.tensors[v.tensor]);
+    if (v.kind != trace::ValueKind::kList && v.kind != trace::ValueKind::kTuple) continue;
+    for (const trace::Value& item : v.items) {
+      if (item.kind == trace::ValueKind::kTensor) fn(t.tensors[item.tensor]);
+    }
+  }
+}
+
+class TimelineBuilder {
+ public:
+  TimelineBuilder(const trace::Trace& t, const std::vector<std::vector<uint32_t>>& children)
+      : t_(t), children_(children) {}
+
+  Timeline build(const std::vector<replay::SelectedNode>& steps) {
+    tl_.events.resize(steps.size());
+    tl_.frees.resize(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (!steps[i].is_comm) step(i, t_.nodes[steps[i].index]);
+    }
+    for (size_t k = 0; k < tl_.instances.size(); ++k) {
+      const Instance& in = tl_.instances[k];
+      if (!in.leaf && !temps_.count(k)) tl_.frees[in.last_use].push_back(k);
+    }
+    return std::move(tl_);
+  }
+
+ private:
+  void step(size_t i, const trace::Node& node) {
+    std::set<uint64_t> inputs;  // storages the node reads (no allocation)
+    eachTensor(t_, node.inputs, [&](const trace::TensorRef& r) {
+      if (r.numel == 0) return;
+      inputs.insert(r.storage_id);
+      use(r, i);
+    });
+    Local local;
+    descend(node, inputs, local);
+    std::set<uint64_t> outs;
+    eachTensor(t_, node.outputs, [&](const trace::TensorRef& r) {
+      if (r.numel == 0 || inputs.count(r.storage_id)) return;
+      outs.insert(r.storage_id);
+      const auto l = local.instance.find(r.storage_id);
+      size_t k = 0;
+      if (l != local.instance.end()) {
+        k = l->second;
+        tl_.instances[k].last_use = i;
+      } else {
+        k = make(r, i);
+        local.order.push_back({local.children, k});
+      }
+      current_[r.storage_id] = k;
+    });
+    // Children's tensors that are not the node's outputs die after the
+    // last child that touches them (autograd and the op free them there).
+    std::vector<std::pair<size_t, Event>> ev;
+    for (const auto& [at, k] : local.order) ev.push_back({2 * at, {k, true}});
+    for (const auto& [sid, k] : local.instance) {
+      if (outs.count(sid)) continue;
+      temps_.insert(k);
+      ev.push_back({2 * local.last_child[sid] + 1, {k, false}});
+    }
+    std::stable_sort(ev.begin(), ev.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& e : ev) tl_.events[i].push_back(e.second);
+  }
+
+  struct Local {
+    std::map<uint64_t, size_t> instance;    // storages allocated by this step
+    std::map<uint64_t, size_t> last_child;  // ... and the last child using them
+    std::vector<std::pair<size_t, size_t>> order;  // (child ordinal, instance)
+    size_t children = 0;
+  };
+
+  // The recorded children's new outputs, in call order.
+  void descend(const trace::Node& node, const std::set<uint64_t>& inputs, Local& local) {
+    for (uint32_t c : children_[static_cast<size_t>(&node - t_.nodes.data())]) {
+      const trace::Node& child = t_.nodes[c];
+      if (child.kind != trace::NodeKind::kOperator) continue;
+      const size_t ordinal = local.children++;
+      std::set<uint64_t> reads;
+      eachTensor(t_, child.inputs, [&](const trace::TensorRef& r) {
+        reads.insert(r.storage_id);
+        if (local.instance.count(r.storage_id)) local.last_child[r.storage_id] = ordinal;
+      });
+      eachTensor(t_, child.outputs, [&](const trace::TensorRef& r) {
+        if (local.instance.count(r.storage_id)) local.last_child[r.storage_id] = ordinal;
+        if (r.numel == 0 || inputs.count(r.storage_id) || reads.count(r.storage_id) ||
+            local.instance.count(r.storage_id)) {
+          return;
+        }
+        const size_t k = make(r, 0);
+        local.instance[r.storage_id] = k;
+        local.last_child[r.storage_id] = ordinal;
+        local.order.push_back({ordinal, k});
+      });
+      descend(child, inputs, local);
+    }
+  }
+
+  void use(const trace::TensorRef& r, size_t i) {
+    auto it = current_.find(r.storage_id);
+    if (it == current_.end()) {
+      const size_t k = make(r, i);
+      tl_.instances[k].leaf = true;
+      tl_.leaves.push_back(k);
+      it = current_.emplace(r.storage_id, k).first;
+    }
+    Instance& in = tl_.instances[it->second];
+    in.last_use = std::max(in.last_use, i);
+    if (in.leaf) in.bytes = std::max(in.bytes, storageBytes(r));
+  }
+
+  size_t make(const trace::TensorRef& r, size_t i) {
+    tl_.instances.push_back({storageBytes(r), false, i});
+    return tl_.instances.size() - 1;
+  }
+
+  const trace::Trace& t_;
+  const std::vector<std::vector<uint32_t>>& children_;
+  Timeline tl_;
+  std::unordered_map<uint64_t, size_t> current_;  // storage id -> its live instance
+  std::set<size_t> temps_;
+};
+}  // namespace
+
+std::vector<double> freshBytesPerStep(const trace::Trace& t,
+                                      const std::vector<replay::SelectedNode>& steps,
+                                      const std::vector<std::vector<uint32_t>>& children) {
+  const Timeline tl = TimelineBuilder(t, children).build(steps);
+  HeapModel heap;
+  for (size_t k : tl.leaves) heap.allocate(k, tl.instances[k].bytes);
+  std::vector<double> fresh(steps.size(), 0);
+  for (int pass = 0; pass < 3; ++pass) {  // et_replay's warm-up, then a timed iteration
+    for (size_t i = 0; i < steps.size(); ++i) {
+      double bytes = 0;
+      for (const Event& e : tl.events[i]) {
+        if (e.alloc) bytes += heap.allocate(e.instance, tl.instances[e.instance].bytes);
+        else heap.release(e.instance);
+      }
+      for (size_t k : tl.frees[i]) heap.release(k);
+      fresh[i] = bytes;
+    }
+  }
+  return fresh;
+}
+
+}  // namespace etb::predict

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+//
+// Which of a replay's allocations land on fresh pages. et_replay allocates
+// each op's outputs through c10's CPU allocator (glibc malloc) and frees a
+// tensor after its last use. glibc serves a request of at least the mmap
+// threshold with a mapping of its own (every page fresh) and the rest from
+// the heap, which it shrinks - returning the pages to the OS - whenever the
+// free space at its top reaches the trim threshold; the mmap threshold
+// follows the largest mapped block freed so far (at most 32 MiB) and the
+// trim threshold is twice it. A model whose live memory swings by more than
+// that within an iteration (activations built up by the forward pass and
+// freed by the backward) faults its heap in again every iteration; a
+// microbenchmark that frees and re-allocates one buffer never does. The
+// predictor charges the profile's measured cost per fresh page to the op
+// whose allocation touches it (hypothesis (a) of issue 12, measured: 50 MB
+// of page faults per resnet18 / transformer iteration, none for dlrm).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "core/model/trace.h"
+#include "replayer/op_selection.h"
+
+namespace etb::predict {
+
+class HeapModel {
+ public:
+  // glibc's defaults (malloc.c): DEFAULT_MMAP_THRESHOLD_MAX on 64-bit, and
+  // the initial thresholds and top pad of 128 KiB.
+  static constexpr double kMmapMax = 32.0 * 1024 * 1024;
+  static constexpr double kInitial = 128.0 * 1024;
+  static constexpr double kHeader = 16, kPage = 4096;  // chunk header; mapping granule
+
+  // Allocates `bytes` under `key`; returns the bytes of never-touched pages
+  // the allocation spans (the caller writes all of it).
+  double allocate(uint64_t key, double bytes);
+  void release(uint64_t key);
+  double heapBytes() const { return top_; }
+
+ private:
+  struct Chunk {
+    double size = 0;
+    bool free = true;
+  };
+  struct Live {
+    double where = 0;  // heap address, or the size of a mapped block
+    bool mapped = false;
+  };
+  double fromHeap(double bytes);
+  void maybeTrim();
+
+  std::map<double, Chunk> chunks_;  // by address, tiling [0, top_)
+  std::unordered_map<uint64_t, Live> live_;
+  double top_ = 0;      // the heap's end (brk)
+  double touched_ = 0;  // pages below this are mapped and written
+  double mmap_threshold_ = kInitial, trim_threshold_ = kInitial;
+};
+
+// Fresh bytes each selected step of one iteration touches, as et_replay runs
+// it (warm-up iterations first: the returned figures are of a later one).
+// A step allocates the outputs of its node and of the node's recorded
+// children whose storage is new; children's tensors that are not the node's
+// outputs are freed when the step ends, and every tensor the iteration
+// produced is freed after the last step that uses it.
+std::vector<double> freshBytesPerStep(const trace::Trace& trace,
+                                      const std::vector<replay::SelectedNode>& steps,
+                                      const std::vector<std::vector<uint32_t>>& children);
+
+}  // namespace etb::predict

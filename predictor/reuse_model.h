@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+//
+// Which of an op's inputs are still in the last-level cache when et_replay
+// runs it. The microbenchmarks re-read one set of inputs, so their curves
+// are cache-warm; in an iteration a tensor last touched many megabytes ago
+// (an embedding table updated by the previous step's optimizer, a weight
+// read in the forward and updated after the backward) comes from DRAM. The
+// model is the reuse distance of an LRU cache: the bytes touched by the
+// steps since the tensor's last use; the part of the tensor that the cache
+// minus that distance cannot hold is cold (hypothesis (c) of issue 12: the
+// DLRM's SGD add_ and lookups ran 2-10x their warm curve).
+#pragma once
+
+#include <vector>
+
+#include "core/model/trace.h"
+#include "replayer/op_selection.h"
+
+namespace etb::predict {
+
+// For each selected step of one iteration (after a warm-up iteration, so
+// that tensors kept across iterations have a last use): the share of its
+// input bytes that come from DRAM, 0..1. `llc_bytes` <= 0: everything warm.
+std::vector<double> coldInputShare(const trace::Trace& trace,
+                                   const std::vector<replay::SelectedNode>& steps,
+                                   double llc_bytes);
+
+}  // namespace etb::predict

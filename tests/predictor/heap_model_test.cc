@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// The heap model against glibc malloc's documented rules (mallopt(3)): a
+// request at or above the mmap threshold is mapped (all fresh); freeing a
+// mapped block raises the threshold to its size (at most 32 MiB) and the
+// trim threshold to twice that; the heap's top is returned to the OS once
+// the free space there reaches the trim threshold. Expected bytes are worked
+// out by hand from those rules.
+#include <gtest/gtest.h>
+
+#include "core/model/trace.h"
+#include "predictor/heap_model.h"
+#include "predictor/predictor.h"
+#include "replayer/op_selection.h"
+#include "tests/replayer/trace_builder.h"
+
+namespace etb::predict {
+namespace {
+using test::TraceBuilder;
+constexpr double kMiB = 1024.0 * 1024;
+
+TEST(HeapModel, AFreedMappingRaisesTheThresholdSoTheNextOneComesWarmFromTheHeap) {
+  HeapModel h;
+  const double b = 4 * kMiB;
+  EXPECT_GE(h.allocate(1, b), b);  // above 128 KiB: mapped, every page fresh
+  h.release(1);                    // threshold becomes ~4 MiB
+  EXPECT_GE(h.allocate(2, b), b);  // the heap grows by it: fresh once
+  h.release(2);                    // 4 MiB free at the top < 8 MiB trim threshold
+  EXPECT_EQ(h.allocate(3, b), 0);  // reused, warm
+}
+
+TEST(HeapModel, FreeSpaceAtTheTopBeyondTheTrimThresholdIsReturnedAndFaultsAgain) {
+  HeapModel h;
+  h.allocate(1, 4 * kMiB);
+  h.release(1);  // threshold 4 MiB, trim threshold 8 MiB
+  for (uint64_t k = 2; k < 5; ++k) h.allocate(k, 3 * kMiB);  // 9 MiB of heap
+  for (uint64_t k = 2; k < 5; ++k) h.release(k);             // 9 MiB free at the top: trimmed
+  EXPECT_LT(h.heapBytes(), 1 * kMiB);
+  // All of it fresh again but the 128 KiB pad the trim keeps (M_TOP_PAD).
+  EXPECT_NEAR(h.allocate(5, 3 * kMiB), 3 * kMiB - 128 * 1024, 64);
+}
+
+TEST(HeapModel, BlocksAboveThe32MiBCeilingAreMappedEveryTime) {
+  HeapModel h;
+  const double b = 40 * kMiB;
+  for (uint64_t k = 1; k < 4; ++k) {
+    EXPECT_GE(h.allocate(k, b), b);
+    h.release(k);
+  }
+}
+
+// mm producing a [rows, 1024] float output, then relu reading it: the mm
+// output dies after relu, relu's after the step that is last to use it.
+trace::Trace chain(int64_t rows) {
+  TraceBuilder b;
+  const auto a = b.tensor({rows, 1024}), w = b.tensor({1024, 1024}), y = b.tensor({rows, 1024});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
+  const auto r = b.tensor({rows, 1024});
+  b.op("aten::relu(Tensor self) -> Tensor", {y}, {r});
+  return b.finish();
+}
+
+std::vector<double> fresh(const trace::Trace& t) {
+  const auto sel = replay::selectNodes(t, replay::chooseIteration(t, 0));
+  return freshBytesPerStep(t, sel, t.children());
+}
+
+TEST(HeapModel, SmallIterationsRunWarmOnceTheHeapHasGrown) {
+  const trace::Trace t = chain(256);  // 1 MiB tensors
+  for (double f : fresh(t)) EXPECT_EQ(f, 0);
+}
+
+TEST(HeapModel, OutputsAboveTheCeilingFaultInEveryIteration) {
+  const trace::Trace t = chain(10240);  // 40 MiB tensors: mapped on every call
+  const std::vector<double> f = fresh(t);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_GE(f[0], 40 * kMiB);
+  EXPECT_LT(f[0], 41 * kMiB);
+  EXPECT_GE(f[1], 40 * kMiB);
+}
+
+TEST(HeapModel, ThePredictorChargesTheProfilesFirstTouchCostPerFreshPage) {
+  const trace::Trace t = chain(10240);
+  HwProfile hw;
+  hw.dispatch_us = 1;
+  hw.view_us = 0.5;
+  hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}};
+  const Prediction cold = predictIteration({&t}, hw, {});
+  hw.memory = {4096, 3.0};
+  const Prediction warm_plus_touch = predictIteration({&t}, hw, {});
+  const RankPrediction& r = warm_plus_touch.ranks.front();
+  const double pages = 40 * kMiB / 4096;
+  EXPECT_NEAR(r.ops[1].first_touch_us, 3.0 * pages, 3.0 * 2);  // relu's 40 MiB output
+  EXPECT_NEAR(r.ops[1].us - cold.ranks.front().ops[1].us, r.ops[1].first_touch_us, 1e-6);
+}
+
+}  // namespace
+}  // namespace etb::predict
