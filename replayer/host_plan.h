@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+//
+// Host-time emulation wired to a replay plan: the original's gaps per plan
+// step (replayer/host_time.h), less what this replay already spends between
+// the same ops, and the result for the report.
+#pragma once
+
+#include <vector>
+
+#include "replayer/executor.h"
+#include "replayer/host_time.h"
+#include "replayer/replay_result.h"
+
+namespace etb::replay::detail {
+
+struct HostPlan {
+  HostGaps gaps;                     // the original's, instrumentation taken out
+  ProfilerCost cost;
+  double stall_us = 0;
+  std::vector<double> original_us;   // per plan step: the original's gap before it
+  std::vector<double> before_us;     // per plan step: what is spun (after subtraction)
+  double after_us = 0;               // spun after the last step
+  double replay_between_us = 0;      // the replay's own time between ops, per iteration
+  double emulated_us = 0;            // sum of before_us and after_us
+};
+
+// The start-up calibration (`hot`: a tight loop of one small op, its code
+// and data in cache) under-states what the instrumentation cost the
+// recording, whose callbacks competed with the model's own working set. So
+// it is measured again on the replay's own ops: `rounds` plain and
+// instrumented iterations (the recorder's ET observer and profiler on) give
+// the CPU time per recorded event, and, per op, the part of its call that
+// lies outside its profiled span (what a profiled gap holds per op). Labels
+// are scaled by the same factor (the replay has none). The plain iterations
+// are appended to `plain`.
+ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerCost& hot,
+                               std::vector<IterationRecord>& plain, int rounds = 2);
+
+HostPlan prepareHostPlan(const trace::Trace& trace, const trace::Iteration& it,
+                         const std::vector<SelectedNode>& selected, const Plan& plan,
+                         const ProfilerCost& cost, double stall_us);
+
+// Takes from every gap what the replay spent there in `ops_only` (per step,
+// the median over those iterations, which should not follow memory or check
+// outputs: that is extra work). Needs at least one iteration.
+void subtractReplayGaps(HostPlan& hp, const std::vector<IterationRecord>& ops_only);
+
+HostTime hostTimeResult(const HostPlan& hp, const std::vector<IterationRecord>& with_host);
+
+}  // namespace etb::replay::detail
