@@ -10,17 +10,14 @@
 
 namespace etb::replay::detail {
 namespace {
-using etb::replay::detail::trimmedMean;
 double medianOf(std::vector<double> xs) {
   if (xs.empty()) return 0;
   std::sort(xs.begin(), xs.end());
   const size_t n = xs.size();
   return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
 }
-// Per called step in `rec`, the op's profiled event in `events` (the next
-// one of the step's name that starts after the last one matched ends, so
-// nested events are passed over), and the part of the call outside it.
-// Returns how many steps found their event.
+}  // namespace
+
 size_t outsideSpans(const Plan& plan, const IterationRecord& rec,
                     std::vector<RecordedEvent> events, std::vector<double>& outside) {
   std::sort(events.begin(), events.end(), [](const RecordedEvent& a, const RecordedEvent& b) {
@@ -43,7 +40,6 @@ size_t outsideSpans(const Plan& plan, const IterationRecord& rec,
   }
   return matched;
 }
-}  // namespace
 
 ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerCost& hot,
                                std::vector<IterationRecord>& plain, int rounds) {
@@ -62,6 +58,8 @@ ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerC
     matched += outsideSpans(plan, rec, on.events, outside);
   }
   ProfilerCost cost = hot;
+  cost.ops_called = called;
+  cost.ops_matched = matched;
   if (per_event.empty()) return cost;
   cost.per_event_us = medianOf(per_event);
   if (hot.per_event_us > 0) cost.per_label_us = hot.per_label_us * cost.per_event_us / hot.per_event_us;

@@ -36,6 +36,14 @@ struct HostPlan {
 ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerCost& hot,
                                std::vector<IterationRecord>& plain, int rounds = 2);
 
+// Per called step in `rec` (call_us >= 0), the op's profiled event in
+// `events`: the next one of the step's name that starts after the last one
+// matched ends, so nested events are passed over. Appends the part of each
+// call outside its event's span to `outside`; returns how many steps found
+// their event (matching stops at the first that finds none).
+size_t outsideSpans(const Plan& plan, const IterationRecord& rec,
+                    std::vector<RecordedEvent> events, std::vector<double>& outside);
+
 HostPlan prepareHostPlan(const trace::Trace& trace, const trace::Iteration& it,
                          const std::vector<SelectedNode>& selected, const Plan& plan,
                          const ProfilerCost& cost, double stall_us);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/base/error.h"
+#include "replayer/timer.h"
 
 namespace etb::replay {
 
@@ -15,13 +16,20 @@ double spinFor(double us) {
   return now - t0;
 }
 
+HostSpinner::HostSpinner() {
+  constexpr int kReads = 200;
+  const double t0 = nowUs();
+  for (int i = 0; i < kReads; ++i) threadCpuUs();
+  read_us_ = (nowUs() - t0) / kReads;
+}
+
 void HostSpinner::spin(double us) {
   const double want = us - debt_us_;
-  if (want <= 0) {
+  if (want <= read_us_) {  // not worth a read: owed to the next spin
     debt_us_ = -want;
     return;
   }
-  debt_us_ = spinFor(want) - want;
+  debt_us_ = spinFor(want - read_us_) + read_us_ - want;
 }
 
 std::vector<double> emulatedGaps(const std::vector<double>& original_us,

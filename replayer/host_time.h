@@ -57,16 +57,20 @@ std::vector<double> emulatedGaps(const std::vector<double>& original_us,
 // CPU time actually spent (at least `us`; a few hundred ns more).
 double spinFor(double us);
 
-// Spins for a sequence of gaps so that their sum comes out right: what one
-// wait overshoots (the clock is read through a system call, ~1 us here) is
-// taken off the next one.
+// Spins for a sequence of gaps so that their sum comes out right. The
+// thread's CPU clock is read through a system call (0.5-1.5 us on a VM): a
+// spin costs about one read more than it measures, so that read's cost
+// (measured at construction) is taken off each spin, and what one spin
+// still overshoots comes off the next one.
 class HostSpinner {
  public:
+  HostSpinner();
   void spin(double us);
   void reset() { debt_us_ = 0; }
 
  private:
-  double debt_us_ = 0;
+  double read_us_ = 0;  // one read of the thread's CPU clock
+  double debt_us_ = 0;  // spun beyond what was asked so far (< 0: owed)
 };
 
 }  // namespace etb::replay

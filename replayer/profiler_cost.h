@@ -25,6 +25,9 @@ struct ProfilerCost {
   double per_label_us = 0;  // a label event (no schema, <= 1 tensor input), in total
   double per_gap_us = 0;    // of an operator's cost, what lies between two consecutive ops
   uint64_t events = 0;      // operator events in one timed burst
+  // Measured again on the replay's ops (calibrateOnReplay, host_plan.h):
+  // op calls, and of them those whose profiled event was found.
+  uint64_t ops_called = 0, ops_matched = 0;
 };
 
 // Times `ops` small dispatcher ops, and as many label pairs, with the ET
