@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/host_plan.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <type_traits>
 #include <numeric>
 #include <unordered_map>
 
@@ -74,6 +78,45 @@ ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerC
                  << cost.per_label_us << " us per label event (start-up: " << hot.per_event_us
                  << ", " << hot.per_gap_us << ", " << hot.per_label_us << ")";
   return cost;
+}
+
+static_assert(std::is_trivially_copyable_v<ProfilerCost>, "sent through a pipe");
+
+std::optional<ProfilerCost> calibrateInChild(Executor& exec, const Plan& plan,
+                                             const ProfilerCost& hot) {
+  struct Message {
+    int ok = 0;
+    ProfilerCost cost;
+  };
+  int fds[2];
+  if (pipe(fds) != 0) return std::nullopt;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Message m;
+    try {
+      std::vector<IterationRecord> plain;
+      m.cost = calibrateOnReplay(exec, plan, hot, plain);
+      m.ok = 1;
+    } catch (const std::exception& e) {
+      ETB_LOG(kWarn) << "host-time calibration on the replay's ops failed: " << e.what();
+    }
+    const ssize_t n = write(fds[1], &m, sizeof m);
+    _exit(n == static_cast<ssize_t>(sizeof m) ? 0 : 1);  // no atexit handlers (MPI, CUDA)
+  }
+  close(fds[1]);
+  Message m;
+  size_t got = 0;
+  while (pid > 0 && got < sizeof m) {
+    const ssize_t n = read(fds[0], reinterpret_cast<char*>(&m) + got, sizeof m - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fds[0]);
+  int status = 0;
+  if (pid > 0) waitpid(pid, &status, 0);
+  if (pid <= 0 || got != sizeof m || m.ok == 0) return std::nullopt;
+  return m.cost;
 }
 
 HostPlan prepareHostPlan(const trace::Trace& trace, const trace::Iteration& it,

@@ -5,6 +5,7 @@
 // the same ops, and the result for the report.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "replayer/executor.h"
@@ -34,7 +35,18 @@ struct HostPlan {
 // are scaled by the same factor (the replay has none). The plain iterations
 // are appended to `plain`.
 ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerCost& hot,
-                               std::vector<IterationRecord>& plain, int rounds = 2);
+                               std::vector<IterationRecord>& plain, int rounds = 3);
+
+// calibrateOnReplay in a forked child process, so that what the
+// instrumentation allocates stays out of the replay being measured: the
+// profiler's event buffers raise glibc's dynamic mmap threshold, after which
+// the replay's own tensors stop faulting in fresh pages every iteration (the
+// GPT sample's ops-only iterations ran 15% faster after an in-process
+// calibration). Only where a fork is safe: one rank, CPU, one intra-op thread
+// (an OpenMP team does not survive a fork); nothing otherwise (the caller
+// keeps the start-up figure).
+std::optional<ProfilerCost> calibrateInChild(Executor& exec, const Plan& plan,
+                                             const ProfilerCost& hot);
 
 // Per called step in `rec` (call_us >= 0), the op's profiled event in
 // `events`: the next one of the step's name that starts after the last one

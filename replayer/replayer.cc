@@ -130,8 +130,16 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     if (i > 0 && host) untracked.push_back(std::move(rec));
   }
   if (host) {
-    const ProfilerCost here = detail::calibrateOnReplay(exec, plan, *cost, untracked);
-    host = detail::prepareHostPlan(trace, it, selected, plan, here, options.host_stall_us);
+    std::optional<ProfilerCost> here;
+    if (comm.worldSize() == 1 && popts.device.is_cpu() && at::get_num_threads() == 1) {
+      here = detail::calibrateInChild(exec, plan, *cost);
+    }
+    if (!here) {
+      ETB_LOG(kInfo) << "host time: instrumentation cost from the start-up loop only (measured "
+                        "on the replay's ops for one rank on CPU with one thread)";
+    }
+    host = detail::prepareHostPlan(trace, it, selected, plan, here.value_or(*cost),
+                                   options.host_stall_us);
   }
   comm.clearCollectiveStats();
   SystemSampler sampler(popts.device.is_cuda() ? popts.device.index() : 0);
@@ -141,7 +149,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     const bool first = options.warmup == 0 && i == 0;
     records.push_back(exec.runIteration(first, first ? diag : nullptr));
     if (!host) continue;
-    if (i == 0) detail::subtractReplayGaps(*host, untracked);
+    if (i == 0) detail::subtractReplayGaps(*host, untracked.empty() ? records : untracked);
     // Alternating with the ops-only iterations, so both see the same machine.
     exec.setHostGaps(host->before_us, host->after_us);
     host_records.push_back(exec.runIteration(false, nullptr));
