@@ -22,12 +22,13 @@ double medianOf(std::vector<double> xs) {
 }
 }  // namespace
 
-size_t outsideSpans(const Plan& plan, const IterationRecord& rec,
-                    std::vector<RecordedEvent> events, std::vector<double>& outside) {
+std::vector<MatchedOp> matchEvents(const Plan& plan, const IterationRecord& rec,
+                                   std::vector<RecordedEvent> events) {
   std::sort(events.begin(), events.end(), [](const RecordedEvent& a, const RecordedEvent& b) {
     return a.start_us != b.start_us ? a.start_us < b.start_us : a.dur_us > b.dur_us;
   });
-  size_t cursor = 0, matched = 0;
+  std::vector<MatchedOp> out;
+  size_t cursor = 0;
   double free_from = -1e300;
   for (size_t i = 0; i < plan.steps.size() && cursor < events.size(); ++i) {
     if (rec.call_us[i] < 0) continue;
@@ -37,12 +38,32 @@ size_t outsideSpans(const Plan& plan, const IterationRecord& rec,
       ++k;
     }
     if (k == events.size()) break;
-    outside.push_back(std::max(0.0, rec.call_us[i] - events[k].dur_us));
     free_from = events[k].start_us + events[k].dur_us;
+    uint32_t nested = 0;
+    for (size_t j = k + 1; j < events.size() && events[j].start_us < free_from; ++j) ++nested;
+    out.push_back({i, events[k].dur_us, 1 + nested});
     cursor = k + 1;
-    ++matched;
   }
-  return matched;
+  return out;
+}
+
+size_t outsideSpans(const Plan& plan, const IterationRecord& rec,
+                    std::vector<RecordedEvent> events, std::vector<double>& outside) {
+  const std::vector<MatchedOp> matched = matchEvents(plan, rec, std::move(events));
+  for (const MatchedOp& m : matched) outside.push_back(std::max(0.0, rec.call_us[m.step] - m.dur_us));
+  return matched.size();
+}
+
+double lightOpCost(const IterationRecord& off, const IterationRecord& on,
+                   const std::vector<MatchedOp>& matched, double light_us) {
+  double extra = 0, events = 0;
+  for (const MatchedOp& m : matched) {
+    const double plain = m.step < off.call_us.size() ? off.call_us[m.step] : -1;
+    if (plain < 0 || plain > light_us) continue;
+    extra += on.call_us[m.step] - plain;
+    events += m.events;
+  }
+  return events >= kMinLightEvents ? std::max(0.0, extra) / events : -1;
 }
 
 ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerCost& hot,
@@ -56,10 +77,17 @@ ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerC
     IterationRecord rec;
     const InstrumentedRun on = runInstrumented([&] { rec = exec.runIteration(false, nullptr); });
     if (on.events.empty()) continue;
-    per_event.push_back(std::max(0.0, on.cpu_us - off) / static_cast<double>(on.events.size()));
     called += static_cast<size_t>(std::count_if(rec.call_us.begin(), rec.call_us.end(),
                                                 [](double c) { return c >= 0; }));
-    matched += outsideSpans(plan, rec, on.events, outside);
+    const std::vector<MatchedOp> ops = matchEvents(plan, rec, on.events);
+    matched += ops.size();
+    for (const MatchedOp& m : ops) outside.push_back(std::max(0.0, rec.call_us[m.step] - m.dur_us));
+    // Light calls where there are enough of them; the whole iteration's
+    // difference otherwise (noisy where a few heavy kernels dominate).
+    const double light = lightOpCost(plain.back(), rec, ops);
+    per_event.push_back(light >= 0 ? light
+                                   : std::max(0.0, on.cpu_us - off) /
+                                         static_cast<double>(on.events.size()));
   }
   ProfilerCost cost = hot;
   cost.ops_called = called;

@@ -48,6 +48,30 @@ ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerC
 std::optional<ProfilerCost> calibrateInChild(Executor& exec, const Plan& plan,
                                              const ProfilerCost& hot);
 
+// A called step's profiled event: its duration and how many events it holds
+// (itself and every event nested in it).
+struct MatchedOp {
+  size_t step = 0;
+  double dur_us = 0;
+  uint32_t events = 1;
+};
+
+// Per called step in `rec` (call_us >= 0), the op's profiled event in
+// `events`: the next one of the step's name that starts after the last one
+// matched ends, so nested events are passed over. Matching stops at the
+// first step that finds none.
+std::vector<MatchedOp> matchEvents(const Plan& plan, const IterationRecord& rec,
+                                   std::vector<RecordedEvent> events);
+
+// What the instrumentation added per recorded event to the calls that take
+// at most `light_us` without it (the same step's call in `off`): there the
+// instrumentation is most of the call, where over a whole iteration a few
+// heavy kernels' noise drowns it (the conv net's estimate ranged 0.9-10 us).
+// -1 when those calls hold fewer than kMinLightEvents events.
+constexpr double kMinLightEvents = 50;
+double lightOpCost(const IterationRecord& off, const IterationRecord& on,
+                   const std::vector<MatchedOp>& matched, double light_us = 50);
+
 // Per called step in `rec` (call_us >= 0), the op's profiled event in
 // `events`: the next one of the step's name that starts after the last one
 // matched ends, so nested events are passed over. Appends the part of each
