@@ -6,7 +6,6 @@
 
 #include "core/base/log.h"
 #include "replayer/dtype_fallback.h"
-#include "replayer/host_time.h"
 
 namespace etb::replay::detail {
 namespace {
@@ -65,10 +64,14 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
   }
   comm_.resetStats();
   const double t0 = nowUs();
+  rec.lead_us.resize(plan_.steps.size());
+  rec.call_us.assign(plan_.steps.size(), -1.0);
+  double last_end = t0;  // of the previous op call (or step)
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     PlanStep& step = plan_.steps[i];
-    if (!host_before_us_.empty()) spinFor(host_before_us_[i]);
+    if (!host_before_us_.empty()) spinner_.spin(host_before_us_[i]);
     const double start = nowUs();
+    call_t0_ = -1;
     if (step.is_comm) {
       if (!pending_.empty()) waitForInputs(step);
       if (step.runnable) runComm(step);
@@ -81,15 +84,22 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
     const double end = nowUs();
     rec.step_start[i] = start - t0;
     rec.step_us[i] = end - start;
+    // An op call marks where the replay's own work stops and starts again;
+    // any other step (a collective, a no-op) counts as a call as a whole.
+    const bool called = call_t0_ >= 0;
+    rec.lead_us[i] = (called ? call_t0_ : start) - last_end;
+    if (called) rec.call_us[i] = call_t1_ - call_t0_;
+    last_end = called ? call_t1_ : end;
     for (int32_t slot : step.release) {
       if (track) hold(plan_.slots[static_cast<size_t>(slot)], -1);
       plan_.slots[static_cast<size_t>(slot)].reset();
     }
   }
-  if (!host_before_us_.empty()) spinFor(host_after_us_);
+  if (!host_before_us_.empty()) spinner_.spin(host_after_us_);
   for (Pending& p : pending_) p.work->wait();
   pending_.clear();
   sync_.synchronize();
+  rec.tail_us = nowUs() - last_end;
   rec.wall_us = nowUs() - t0;
   rec.comm = comm_.stats();
   return rec;
@@ -133,14 +143,17 @@ void Executor::pushArgs(const PlanStep& step) {
 }
 
 bool Executor::call(PlanStep& step, std::string* error) {
+  bool ok = true;
+  call_t0_ = nowUs();
   try {
     if (step.fp32) callInFloat32(*step.op, stack_);
     else step.op->callBoxed(stack_);
-    return true;
   } catch (const std::exception& e) {
     *error = e.what();
-    return false;
+    ok = false;
   }
+  call_t1_ = nowUs();
+  return ok;
 }
 
 // An op with no CPU kernel for its recorded Half/BFloat16 runs in float32

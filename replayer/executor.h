@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "replayer/comm/communicator.h"
+#include "replayer/host_time.h"
 #include "replayer/op_plan.h"
 #include "replayer/replayer.h"
 #include "replayer/timer.h"
@@ -18,6 +19,12 @@ struct IterationRecord {
   double wall_us = 0;
   std::vector<double> step_us;     // per plan step
   std::vector<double> step_start;  // offset from the iteration start
+  // Per plan step: the replay's own time since the previous op call ended
+  // (argument set-up, output binding, frees, timers; host spins too), and
+  // from the last call's end to the iteration's end.
+  std::vector<double> lead_us;
+  std::vector<double> call_us;  // per plan step: the op call itself, -1 when none
+  double tail_us = 0;
   CommStats comm;
 };
 
@@ -39,6 +46,7 @@ class Executor {
   void setHostGaps(std::vector<double> before_us, double after_us) {
     host_before_us_ = std::move(before_us);
     host_after_us_ = after_us;
+    spinner_.reset();
   }
 
  private:
@@ -73,6 +81,8 @@ class Executor {
   uint64_t cur_bytes_ = 0, peak_bytes_ = 0;
   std::vector<double> host_before_us_;
   double host_after_us_ = 0;
+  HostSpinner spinner_;
+  double call_t0_ = 0, call_t1_ = 0;  // the last op call's start and end (call())
 };
 
 }  // namespace etb::replay::detail

@@ -14,20 +14,9 @@
 
 #include "core/model/trace.h"
 #include "replayer/op_selection.h"
+#include "replayer/profiler_cost.h"
 
 namespace etb::replay {
-
-// What one instrumented event costs with the recording's instrumentation on
-// (ET observer + CPU profiler with shapes), measured on a burst of real ops.
-struct ProfilerCost {
-  double per_event_us = 0;  // enter + exit callbacks of one event, in total
-  double per_gap_us = 0;    // of that, what lies between two consecutive ops
-  uint64_t events = 0;      // events in the timed burst
-};
-
-// Times `ops` small dispatcher ops with the ET observer and the profiler on
-// and off (alternating, median of `rounds`). Takes well under a second.
-ProfilerCost measureProfilerCost(int ops = 2000, int rounds = 5);
 
 // The original's host time around the selected ops of one iteration.
 struct HostGaps {
@@ -37,6 +26,7 @@ struct HostGaps {
   double emulated_us = 0;         // sum after removing instrumentation
   uint64_t gaps = 0;              // gaps longer than zero
   uint64_t boundaries = 0;        // instrumented event starts/ends in gaps
+  uint64_t label_boundaries = 0;  // of them, of labels (costed at per_label_us)
   uint64_t untimed = 0;           // selected nodes the profiler did not time
   uint64_t stalls = 0;            // eventless stretches longer than stall_us
   double stalled_us = 0;          // their length, summed (dropped)
@@ -53,9 +43,34 @@ HostGaps originalHostGaps(const trace::Trace& trace, const trace::Iteration& it,
                           const std::vector<SelectedNode>& selected,
                           const ProfilerCost& cost, double stall_us = 1000);
 
+// The host time to insert before each op: what the original spent there
+// less what the replay already spends between the same two ops (its own
+// argument set-up, bookkeeping and frees, measured per step in ops-only
+// iterations), never negative. Without the subtraction that time counts
+// twice. `replay_us` may be shorter (missing entries count as zero).
+std::vector<double> emulatedGaps(const std::vector<double>& original_us,
+                                 const std::vector<double>& replay_us);
+
 // Busy-waits until this thread has used `us` microseconds of CPU: the
 // original's host time was CPU work, and takes longer in wall time when the
-// thread has to wait for a core, as the original's would have.
-void spinFor(double us);
+// thread has to wait for a core, as the original's would have. Returns the
+// CPU time actually spent (at least `us`; a few hundred ns more).
+double spinFor(double us);
+
+// Spins for a sequence of gaps so that their sum comes out right. The
+// thread's CPU clock is read through a system call (0.5-1.5 us on a VM): a
+// spin costs about one read more than it measures, so that read's cost
+// (measured at construction) is taken off each spin, and what one spin
+// still overshoots comes off the next one.
+class HostSpinner {
+ public:
+  HostSpinner();
+  void spin(double us);
+  void reset() { debt_us_ = 0; }
+
+ private:
+  double read_us_ = 0;  // one read of the thread's CPU clock
+  double debt_us_ = 0;  // spun beyond what was asked so far (< 0: owed)
+};
 
 }  // namespace etb::replay

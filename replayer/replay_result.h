@@ -105,11 +105,15 @@ struct OriginalSystem {
 struct HostTime {
   Distribution with_host_iter_ms;  // iterations with the host time inserted
   double emulated_ms = 0;          // host time inserted per iteration
+  double original_host_ms = 0;     // the original's, before taking out the replay's own
+  double replay_between_ms = 0;    // the replay's own time between ops (ops-only iterations)
   double recorded_gap_ms = 0;      // the same gaps as profiled
-  double profiler_event_us = 0;    // instrumentation cost per event, measured here
-  double profiler_gap_us = 0;      // of it, what lies between two ops
+  double profiler_event_us = 0;    // instrumentation cost per operator event, measured here
+  double profiler_label_us = 0;    // per label event (autograd engine, record_function)
+  double profiler_gap_us = 0;      // of an operator's, what lies between two ops
   uint64_t gaps = 0;               // gaps that kept some host time
   uint64_t boundaries = 0;         // instrumented event starts/ends in gaps
+  uint64_t label_boundaries = 0;   // of them, of label events
   uint64_t untimed_ops = 0;        // selected ops without a profiler time
   uint64_t stalls = 0;             // eventless stretches longer than the stall limit
   double stalled_ms = 0;           // their length, dropped from the gaps

@@ -7,13 +7,12 @@
 
 #include <cstdlib>
 #include <optional>
-#include <unordered_map>
 
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "etb/config.h"
 #include "replayer/executor.h"
-#include "replayer/host_time.h"
+#include "replayer/host_plan.h"
 #include "replayer/op_plan.h"
 #include "replayer/op_selection.h"
 #include "replayer/report_json.h"
@@ -74,53 +73,6 @@ RankResult rankResult(const ReplayResult& r, const std::vector<detail::Iteration
   return rr;
 }
 
-// The host gaps per plan step (matched by node), or nothing when off.
-struct HostPlan {
-  HostGaps gaps;
-  ProfilerCost cost;
-  double stall_us = 0;
-  std::vector<double> before_us;  // per plan step
-};
-
-std::optional<HostPlan> prepareHostTime(const trace::Trace& trace, const trace::Iteration& it,
-                                        const std::vector<SelectedNode>& selected,
-                                        const detail::Plan& plan, const ProfilerCost& cost,
-                                        double stall_us) {
-  HostPlan hp;
-  hp.cost = cost;
-  hp.stall_us = stall_us;
-  hp.gaps = originalHostGaps(trace, it, selected, cost, stall_us);
-  std::unordered_map<uint32_t, double> by_node;
-  for (size_t k = 0; k < selected.size(); ++k) by_node[selected[k].index] = hp.gaps.before_us[k];
-  for (const detail::PlanStep& s : plan.steps) {
-    auto f = by_node.find(s.node);
-    hp.before_us.push_back(f == by_node.end() ? 0.0 : f->second);
-  }
-  ETB_LOG(kInfo) << "host time: " << hp.gaps.emulated_us / 1e3 << " ms per iteration emulated ("
-                 << hp.gaps.recorded_us / 1e3 << " ms of gaps profiled, "
-                 << hp.gaps.boundaries << " instrumented event boundaries in them, "
-                 << hp.gaps.stalled_us / 1e3 << " ms in " << hp.gaps.stalls << " stalls)";
-  return hp;
-}
-
-HostTime hostTimeResult(const HostPlan& hp, const std::vector<detail::IterationRecord>& recs) {
-  HostTime h;
-  std::vector<double> ms;
-  for (const auto& rec : recs) ms.push_back(rec.wall_us / 1e3);
-  h.with_host_iter_ms = summarize(ms);
-  h.emulated_ms = hp.gaps.emulated_us / 1e3;
-  h.recorded_gap_ms = hp.gaps.recorded_us / 1e3;
-  h.profiler_event_us = hp.cost.per_event_us;
-  h.profiler_gap_us = hp.cost.per_gap_us;
-  h.gaps = hp.gaps.gaps;
-  h.boundaries = hp.gaps.boundaries;
-  h.untimed_ops = hp.gaps.untimed;
-  h.stalls = hp.gaps.stalls;
-  h.stalled_ms = hp.gaps.stalled_us / 1e3;
-  h.stall_limit_us = hp.stall_us;
-  return h;
-}
-
 void gatherRanks(Communicator& comm, ReplayResult& r, const RankResult& mine) {
   const std::vector<std::string> all = comm.gatherToRoot(rankResultToJson(mine));
   for (const std::string& text : all) r.ranks.push_back(rankResultFromJson(text));
@@ -160,16 +112,35 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   }
   comm.prepare(trace);
   detail::Plan plan = detail::buildPlan(trace, selected, popts);
-  const std::optional<HostPlan> host =
-      cost ? prepareHostTime(trace, it, selected, plan, *cost, options.host_stall_us)
-           : std::nullopt;
+  // Prepared here to refuse a trace without profiler times before replaying;
+  // again after the warm-up with the cost measured on the replay's ops.
+  std::optional<detail::HostPlan> host;
+  if (cost) host = detail::prepareHostPlan(trace, it, selected, plan, *cost, options.host_stall_us);
   ETB_LOG(kInfo) << "replaying " << plan.steps.size() << " nodes of " << it.name << " on "
                  << popts.device.str() << " (" << plan.coverage.skipped << " skipped)";
   auto sync = makeDeviceSync(popts.device.str());
   detail::Executor exec(trace, plan, comm, *sync);
   // The first iteration checks outputs and follows memory; warm-up when
   // there is one, so the measured iterations carry no checking cost.
-  for (int i = 0; i < options.warmup; ++i) exec.runIteration(i == 0, i == 0 ? diag : nullptr);
+  // Warm-up iterations after the first measure the replay's own time between
+  // ops for the host-time emulation.
+  std::vector<detail::IterationRecord> untracked;
+  for (int i = 0; i < options.warmup; ++i) {
+    detail::IterationRecord rec = exec.runIteration(i == 0, i == 0 ? diag : nullptr);
+    if (i > 0 && host) untracked.push_back(std::move(rec));
+  }
+  if (host) {
+    std::optional<ProfilerCost> here;
+    if (comm.worldSize() == 1 && popts.device.is_cpu() && at::get_num_threads() == 1) {
+      here = detail::calibrateInChild(exec, plan, *cost);
+    }
+    if (!here) {
+      ETB_LOG(kInfo) << "host time: instrumentation cost from the start-up loop only (measured "
+                        "on the replay's ops for one rank on CPU with one thread)";
+    }
+    host = detail::prepareHostPlan(trace, it, selected, plan, here.value_or(*cost),
+                                   options.host_stall_us);
+  }
   comm.clearCollectiveStats();
   SystemSampler sampler(popts.device.is_cuda() ? popts.device.index() : 0);
   sampler.start();
@@ -178,8 +149,9 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     const bool first = options.warmup == 0 && i == 0;
     records.push_back(exec.runIteration(first, first ? diag : nullptr));
     if (!host) continue;
+    if (i == 0) detail::subtractReplayGaps(*host, untracked.empty() ? records : untracked);
     // Alternating with the ops-only iterations, so both see the same machine.
-    exec.setHostGaps(host->before_us, host->gaps.after_us);
+    exec.setHostGaps(host->before_us, host->after_us);
     host_records.push_back(exec.runIteration(false, nullptr));
     exec.setHostGaps({}, 0);
   }
@@ -211,7 +183,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   for (TimelineEvent& e : r.timeline) e.rank = comm.rank();
   r.system = sampler.metrics();
   r.system.peak_tensor_bytes = exec.peakBytes();
-  if (host) r.host_time = hostTimeResult(*host, host_records);
+  if (host) r.host_time = detail::hostTimeResult(*host, host_records);
   gatherRanks(comm, r, rankResult(r, records, comm.rank()));
   return r;
 }

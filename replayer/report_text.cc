@@ -44,15 +44,19 @@ void printIterationRow(const char* label, const Distribution& d,
 
 void printHostTime(const ReplayResult& r, std::ostream& os) {
   const HostTime& h = *r.host_time;
-  os << "# host time emulated: " << formatDuration(h.emulated_ms * 1e3)
+  os << "# host time: the original's " << formatDuration(h.original_host_ms * 1e3)
      << " per iteration between and around ops";
   const double share = detail::hostSharePct(r);
   if (share >= 0) os << " = " << formatFixed(share, 1) << "% of the original";
-  os << "\n#   (profiled gaps " << formatDuration(h.recorded_gap_ms * 1e3)
+  os << "\n#   emulated " << formatDuration(h.emulated_ms * 1e3)
+     << ": the rest is what the replay itself spends between the same ops (it spends "
+     << formatDuration(h.replay_between_ms * 1e3) << " between all of them)"
+     << "\n#   (profiled gaps " << formatDuration(h.recorded_gap_ms * 1e3)
      << " less the recording's instrumentation, measured here at "
-     << formatDuration(h.profiler_event_us) << " per event, "
-     << formatDuration(h.profiler_gap_us) << " between two ops; " << h.boundaries
-     << " event boundaries in " << h.gaps << " gaps";
+     << formatDuration(h.profiler_event_us) << " per op event, "
+     << formatDuration(h.profiler_gap_us) << " of it between two ops, "
+     << formatDuration(h.profiler_label_us) << " per label event; " << h.boundaries
+     << " event boundaries (" << h.label_boundaries << " of labels) in " << h.gaps << " gaps";
   if (h.untimed_ops > 0) os << "; " << h.untimed_ops << " ops without a profiler time";
   os << ")\n";
   if (h.stalls > 0) {

@@ -43,7 +43,7 @@ std::string padLeft(const std::string& text, size_t width) {
 
 double hostSharePct(const ReplayResult& r) {
   if (!r.host_time || !r.original_iter_ms || r.original_iter_ms->median <= 0) return -1;
-  return 100.0 * r.host_time->emulated_ms / r.original_iter_ms->median;
+  return 100.0 * r.host_time->original_host_ms / r.original_iter_ms->median;
 }
 
 std::string formatBytes(uint64_t bytes) {

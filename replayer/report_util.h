@@ -29,8 +29,9 @@ std::string formatDuration(double us);
 // two bytes but one column, which std::setw does not know).
 std::string padLeft(const std::string& text, size_t width);
 
-// What share of the original's median iteration the emulated host time is
-// (%, -1 when either is unknown).
+// What share of the original's median iteration was host time (the
+// original's, before the replay's own time between ops is taken from it;
+// %, -1 when either is unknown).
 double hostSharePct(const ReplayResult& r);
 
 // The kinds ordered for display: biggest |replay - original| first where

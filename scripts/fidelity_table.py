@@ -5,8 +5,10 @@ replay of ops only and the replay with the original's host time emulated, per sa
 usage: fidelity_table.py WORKDIR NAME...
 Reads, per round folder WORKDIR/r<k> (or WORKDIR itself): <name>/<name>.metrics.json (the
 recorder's original_iter_ms_median) and <name>.json (et_replay --report-json; replay.iter_ms
-and host_time.with_host_iter_ms). Medians over rounds are compared, because the original and
-the replay were measured alternately to spread the machine's noise over both.
+and host_time.with_host_iter_ms). Each round's replay is compared with the original measured
+right before it (the machine drifts between rounds: a neighbour's load, frequency), and the
+error shown is the median over rounds of those paired errors; the spread over rounds is in the
+note. The times shown are medians over rounds.
 Exits 1 when a target of issue 9 is missed, 2 on missing results.
 """
 import json
@@ -51,7 +53,10 @@ def loadRound(workdir, name):
     if not isinstance(ops, (int, float)) or ops <= 0 or not original:
         return "report has no positive replay.iter_ms.median"
     covered = "%s/%s ops" % (dig(report, "coverage.replayed"), dig(report, "coverage.operators"))
-    return (float(original), float(ops), host, dig(report, "host_time.emulated_ms"), covered)
+    host_ms = dig(report, "host_time.original_host_ms")
+    if host_ms is None:  # reports before the replay's own between-op time was taken out
+        host_ms = dig(report, "host_time.emulated_ms")
+    return (float(original), float(ops), host, host_ms, covered)
 
 
 def loadSample(workdir, name):
@@ -63,12 +68,20 @@ def loadSample(workdir, name):
             return row
         rows.append(row)
     pick = lambda i: median([r[i] for r in rows]) if all(r[i] is not None for r in rows) else None
+    paired = lambda i: ([err(r[i], r[0]) for r in rows]
+                        if all(r[i] is not None for r in rows) else None)
     return {"original": pick(0), "ops": pick(1), "host": pick(2), "host_ms": pick(3),
-            "coverage": rows[-1][4], "rounds": len(rows)}
+            "coverage": rows[-1][4], "rounds": len(rows),
+            "errs_ops": paired(1), "errs_host": paired(2)}
 
 
 def err(replay, original):
     return None if replay is None else (replay - original) / original * 100.0
+
+
+def spread(errors):
+    """The paired errors' range over rounds, e.g. '-3..+5%'."""
+    return "%+.0f..%+.0f%%" % (min(errors), max(errors))
 
 
 def geomean(values):
@@ -96,9 +109,12 @@ def main(argv):
             print("%-12s | %s" % (name, s))
             continue
         results[name] = s
-        s["err_ops"], s["err_host"] = err(s["ops"], s["original"]), err(s["host"], s["original"])
+        s["err_ops"] = median(s["errs_ops"])
+        s["err_host"] = None if s["errs_host"] is None else median(s["errs_host"])
         share = None if s["host_ms"] is None else 100.0 * s["host_ms"] / s["original"]
-        notes = [s["coverage"], "%d rounds" % s["rounds"]]
+        notes = [s["coverage"], "%d rounds" % s["rounds"], "ops %s" % spread(s["errs_ops"])]
+        if s["errs_host"] is not None:
+            notes.append("host %s" % spread(s["errs_host"]))
         if name in COMPUTE_BOUND:
             notes.insert(0, "compute-bound")
             if abs(s["err_ops"]) > LIMIT_PCT:

@@ -31,7 +31,8 @@ trace::Node timedNode(trace::Trace& t, trace::NodeId id, trace::NodeId parent,
 // Marker [0, 1000] on thread 1 with: op A [100, 300] holding a child
 // [150, 160]; label L [350, 360] in the gap; a label E that starts in the gap
 // at 400 and ends inside op B's gap tail at 950; op B [500, 700]; op C on
-// another thread [720, 730]; op D with no profiler time.
+// another thread [720, 730]; op D with no profiler time; an operator F
+// [370, 380] in the A-B gap that is not replayed (as under a comm wrapper).
 struct Fixture {
   trace::Trace t;
   trace::Iteration it;
@@ -49,10 +50,11 @@ struct Fixture {
     t.nodes.push_back(timedNode(t, 8, 2, K::kOperator, 720, 10));    // C
     t.nodes.back().tid = 2;
     t.nodes.push_back(timedNode(t, 9, 2, K::kOperator, -1, -1));     // D
+    t.nodes.push_back(timedNode(t, 10, 2, K::kOperator, 370, 10));   // F
     t.finalize();
     it.marker = 2;
     it.begin = 2;
-    it.end = 10;
+    it.end = 11;
     it.name = "ProfilerStep#1";
     it.start_us = 0;
     it.dur_us = 1000;
@@ -60,21 +62,27 @@ struct Fixture {
   }
 };
 
-TEST(HostTime, GapsLessInstrumentationPerBoundary) {
+// Labels cost half a label event per boundary, operators half an operator
+// event: costing the autograd engine's labels as operators took more out of
+// the LSTM sample's gaps than they held.
+TEST(HostTime, GapsLessInstrumentationPerBoundaryByKind) {
   Fixture f;
   ProfilerCost cost;
   cost.per_event_us = 4;
+  cost.per_label_us = 2;
   cost.per_gap_us = 1;
   const HostGaps g = originalHostGaps(f.t, f.it, f.selected, cost);
   ASSERT_EQ(g.before_us.size(), 4u);
-  EXPECT_DOUBLE_EQ(g.before_us[0], 100 - 1);             // marker start -> A
-  EXPECT_DOUBLE_EQ(g.before_us[1], 200 - 1 - 3 * 2.0);   // A -> B: L start+end, E start
-  EXPECT_DOUBLE_EQ(g.before_us[2], 0);                   // other thread: overlaps
-  EXPECT_DOUBLE_EQ(g.before_us[3], 0);                   // untimed
-  EXPECT_DOUBLE_EQ(g.after_us, 300 - 1 - 1 * 2.0);       // B -> marker end: E's end
+  EXPECT_DOUBLE_EQ(g.before_us[0], 100 - 1);  // marker start -> A
+  // A -> B: L start+end and E start (labels, 1 each), F start+end (ops, 2 each)
+  EXPECT_DOUBLE_EQ(g.before_us[1], 200 - 1 - 3 * 1.0 - 2 * 2.0);
+  EXPECT_DOUBLE_EQ(g.before_us[2], 0);              // other thread: overlaps
+  EXPECT_DOUBLE_EQ(g.before_us[3], 0);              // untimed
+  EXPECT_DOUBLE_EQ(g.after_us, 300 - 1 - 1 * 1.0);  // B -> marker end: E's end
   EXPECT_DOUBLE_EQ(g.recorded_us, 100 + 200 + 300);
-  EXPECT_DOUBLE_EQ(g.emulated_us, 99 + 193 + 297);
-  EXPECT_EQ(g.boundaries, 4u);
+  EXPECT_DOUBLE_EQ(g.emulated_us, 99 + 192 + 298);
+  EXPECT_EQ(g.boundaries, 6u);
+  EXPECT_EQ(g.label_boundaries, 4u);
   EXPECT_EQ(g.untimed, 1u);
   EXPECT_EQ(g.gaps, 3u);
 }
@@ -85,10 +93,11 @@ TEST(HostTime, EventlessStretchBeyondTheLimitIsNotHostTime) {
   Fixture f;
   ProfilerCost cost;
   cost.per_event_us = 4;
+  cost.per_label_us = 4;
   cost.per_gap_us = 1;
   const HostGaps g = originalHostGaps(f.t, f.it, f.selected, cost, 100);
   EXPECT_DOUBLE_EQ(g.after_us, 300 - 250 - 1 - 2.0);
-  EXPECT_DOUBLE_EQ(g.before_us[1], 200 - 1 - 6.0);  // longest silence 100: not beyond
+  EXPECT_DOUBLE_EQ(g.before_us[1], 200 - 1 - 10.0);  // longest silence 100: not beyond
   EXPECT_EQ(g.stalls, 1u);
   EXPECT_DOUBLE_EQ(g.stalled_us, 250);
   const HostGaps unlimited = originalHostGaps(f.t, f.it, f.selected, cost, 0);
@@ -100,6 +109,7 @@ TEST(HostTime, CostLargerThanAGapLeavesNothing) {
   Fixture f;
   ProfilerCost cost;
   cost.per_event_us = 1000;
+  cost.per_label_us = 1000;
   cost.per_gap_us = 500;
   const HostGaps g = originalHostGaps(f.t, f.it, f.selected, cost);
   EXPECT_DOUBLE_EQ(g.emulated_us, 0);
@@ -124,9 +134,11 @@ TEST(HostTime, MeasuresInstrumentationCostOnThisLibtorch) {
   const ProfilerCost c = measureProfilerCost(500, 3);
   EXPECT_GE(c.events, 500u);
   EXPECT_GT(c.per_event_us, 0.0);
+  EXPECT_GT(c.per_label_us, 0.0) << "the autograd engine's labels cost something too";
   EXPECT_GE(c.per_gap_us, 0.0);
   EXPECT_LE(c.per_gap_us, c.per_event_us);
   EXPECT_LT(c.per_event_us, 10000.0) << "a callback pair costing 10 ms is a measuring error";
+  EXPECT_LT(c.per_label_us, 10000.0);
 }
 
 // spinFor counts CPU time, so at least as much wall time passes.

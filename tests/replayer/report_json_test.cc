@@ -146,7 +146,11 @@ TEST(ReportJson, HostTimeAndOriginalSystemValidate) {
   ReplayResult r = testing::sampleResult();
   HostTime h;
   h.with_host_iter_ms = summarize({13.0, 13.5});
-  h.emulated_ms = 2.5;
+  h.emulated_ms = 2.0;
+  h.original_host_ms = 2.5;
+  h.replay_between_ms = 0.5;
+  h.profiler_label_us = 1.5;
+  h.label_boundaries = 200;
   h.recorded_gap_ms = 4.0;
   h.profiler_event_us = 3.2;
   h.profiler_gap_us = 1.1;
@@ -162,7 +166,8 @@ TEST(ReportJson, HostTimeAndOriginalSystemValidate) {
   r.original_system = o;
   const json j = reportToJson(r);
   EXPECT_TRUE(validateReport(j).empty()) << validateReport(j)[0];
-  // share of the original (median 10.0 ms) and the with-host ratio
+  // the original's host share (median 10.0 ms), not the emulated remainder,
+  // and the with-host ratio
   EXPECT_DOUBLE_EQ(j["host_time"]["share_pct"].get<double>(), 25.0);
   EXPECT_DOUBLE_EQ(j["host_time"]["ratio"].get<double>(), 1.325);
   EXPECT_EQ(j["original_system"]["device_properties_json"], "[{\"id\": 0}]");
