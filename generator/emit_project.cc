@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "generator/emit_project.h"
 
-#include <algorithm>
+#include <utility>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +11,7 @@
 #include "generator/escape.h"
 #include "generator/project_templates.h"
 #include "generator/runtime_files.h"
+#include "replayer/replay_result.h"
 
 namespace etb::gen {
 namespace fs = std::filesystem;
@@ -21,10 +22,7 @@ double medianIterMs(const trace::Trace& t) {
   for (const trace::Iteration& it : t.iterations) {
     if (it.dur_us > 0) ms.push_back(it.dur_us / 1e3);
   }
-  if (ms.empty()) return -1;
-  std::sort(ms.begin(), ms.end());
-  const size_t n = ms.size();
-  return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  return ms.empty() ? -1 : replay::medianOf(std::move(ms));
 }
 
 std::string traceHeader(const std::vector<RankCode>& codes) {

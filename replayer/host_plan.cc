@@ -13,14 +13,6 @@
 #include "core/base/log.h"
 
 namespace etb::replay::detail {
-namespace {
-double medianOf(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
-}  // namespace
 
 std::vector<MatchedOp> matchEvents(const Plan& plan, const IterationRecord& rec,
                                    std::vector<RecordedEvent> events) {

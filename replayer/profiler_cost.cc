@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/profiler_cost.h"
+#include "replayer/replay_result.h"
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
@@ -19,14 +20,6 @@ namespace etb::replay {
 namespace {
 namespace prof = torch::autograd::profiler;
 namespace impl = torch::profiler::impl;
-
-double medianOf(std::vector<double> xs) {
-  if (xs.empty()) return 0;
-  std::sort(xs.begin(), xs.end());
-  const size_t n = xs.size();
-  return n % 2 ? xs[n / 2] : 0.5 * (xs[n / 2 - 1] + xs[n / 2]);
-}
-
 }  // namespace
 
 // A busy neighbour or a throttled VM does not count as instrumentation.

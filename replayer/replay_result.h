@@ -20,6 +20,8 @@ struct Distribution {
   double min = 0, max = 0, mean = 0, median = 0, p90 = 0, stddev = 0;
 };
 Distribution summarize(std::vector<double> samples);
+// The median alone (the mean of the two middle samples for an even count); 0 when empty.
+double medianOf(std::vector<double> samples);
 
 struct SkippedOp {
   uint64_t node_id = 0;

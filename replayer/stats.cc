@@ -18,6 +18,12 @@ double quantile(const std::vector<double>& sorted, double q) {
 }
 }  // namespace
 
+double medianOf(std::vector<double> samples) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  return quantile(samples, 0.5);
+}
+
 Distribution summarize(std::vector<double> samples) {
   Distribution d;
   d.samples = std::move(samples);
