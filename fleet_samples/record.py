@@ -76,7 +76,8 @@ def recordWindow(step, prefix, step_index, pg_config=None):
     prof.export_chrome_trace(tmp_chrome)
     trace_files.gzipFile(tmp_chrome, prefix + ".chrome_legacy.json.gz")
     os.remove(tmp_chrome)
-    trace_files.writeKinetoLayout(prof.events(), prefix + ".kineto.json.gz", os.getpid())
+    trace_files.writeKinetoLayout(prof.events(), prefix + ".kineto.json.gz", os.getpid(),
+                                 prefix + ".et.json.gz")
     return traced_ms
 
 

@@ -2,6 +2,7 @@
 """File helpers for the fleet-sample recorder: gzip, the Kineto-layout profiler file, and the
 summaries (node counts, ProfilerStep window, rf_id linking) that go into meta.json."""
 import collections
+import difflib
 import gzip
 import json
 import re
@@ -21,18 +22,56 @@ def writeMeta(path, meta):
         f.write("\n")
 
 
-def writeKinetoLayout(events, path, pid):
+def recordFunctionIds(rows, et_nodes):
+    """The ET rf_id of each profiler row, or 0 where none corresponds.
+
+    rows: dicts with "name", "tid" and "corr" (the profiler's correlation id, FunctionEvent.id).
+    In torch 1.13 built without libkineto that id is the profiler's own counter, not the
+    RecordFunction handle the ET calls rf_id: the two agree only while both callbacks see the same
+    record functions. On DDP runs they part (the profiler counts events the observer does not), so
+    the ids of a whole step name other ops. Both counters grow in start order on a thread, so the
+    profiler's events and the ET's nodes of one thread are the same sequence of names with a few
+    gaps: aligned by name, each profiler event takes the rf_id of the ET node it lines up with."""
+    by_rf = {n["rf_id"]: n["name"] for n in et_nodes if n.get("rf_id")}
+    agree = sum(1 for r in rows if by_rf.get(r["corr"]) == r["name"])
+    if rows and agree >= 0.99 * len(rows):
+        return [r["corr"] if by_rf.get(r["corr"]) == r["name"] else 0 for r in rows]
+    out = [0] * len(rows)
+    et_by_tid = collections.defaultdict(list)
+    for n in sorted((n for n in et_nodes if n.get("rf_id")), key=lambda n: n["rf_id"]):
+        et_by_tid[n.get("tid", 0)].append(n)
+    rows_by_tid = collections.defaultdict(list)
+    for i in sorted(range(len(rows)), key=lambda i: rows[i]["corr"]):
+        rows_by_tid[rows[i]["tid"]].append(i)
+    for tid, idx in rows_by_tid.items():
+        nodes = et_by_tid.get(tid, [])
+        matcher = difflib.SequenceMatcher(None, [n["name"] for n in nodes],
+                                          [rows[i]["name"] for i in idx], autojunk=False)
+        for a, b, size in matcher.get_matching_blocks():
+            for k in range(size):
+                out[idx[b + k]] = nodes[a + k]["rf_id"]
+    return out
+
+
+def writeKinetoLayout(events, path, pid, et_path):
     """Write the profiler's events in the Kineto trace layout.
 
     Debian's torch 1.13 is built without libkineto, so export_chrome_trace writes the legacy
-    array (no ids, no args). The profiler's events still carry the RecordFunction handle (as
-    FunctionEvent.id) when the ET observer is registered, so we write them the way Kineto does:
-    cat cpu_op / user_annotation, args "Record function id" (= ET rf_id) and "External id".
+    array (no ids, no args). We write the events the way Kineto does: cat cpu_op /
+    user_annotation, args "External id" (the profiler's correlation id) and "Record function id"
+    (the ET rf_id of the same record function, see recordFunctionIds; left out where none).
     """
+    rows = [{"name": e.trace_name, "tid": e.thread, "corr": e.id, "event": e}
+            for e in sorted(events, key=lambda e: (e.time_range.start, e.id))]
+    doc, _ = loadEtTolerant(et_path)
+    rf_ids = recordFunctionIds(rows, doc["nodes"])
     out = []
-    for idx, e in enumerate(sorted(events, key=lambda e: (e.time_range.start, e.id))):
-        args = {"External id": e.id, "Record function id": e.id, "Ev Idx": idx,
+    for idx, (row, rf) in enumerate(zip(rows, rf_ids)):
+        e = row["event"]
+        args = {"External id": e.id, "Ev Idx": idx,
                 "Sequence number": e.sequence_nr, "Fwd thread id": e.fwd_thread}
+        if rf:
+            args["Record function id"] = rf
         if e.input_shapes:
             args["Input Dims"] = e.input_shapes
         # RecordScope 7 is USER_SCOPE (record_function labels), which Kineto files as annotations
@@ -40,12 +79,31 @@ def writeKinetoLayout(events, path, pid):
                     "name": e.trace_name, "pid": pid, "tid": e.thread,
                     "ts": round(e.time_range.start, 3),
                     "dur": round(e.time_range.end - e.time_range.start, 3), "args": args})
-    doc = {"schemaVersion": 1, "displayTimeUnit": "ms", "traceEvents": out,
+    writeKinetoDoc(out, path)
+
+
+def writeKinetoDoc(events, path):
+    doc = {"schemaVersion": 1, "displayTimeUnit": "ms", "traceEvents": events,
            "etbench_note": "written by fleet_samples/trace_files.py from torch.profiler events "
                            "(torch built without libkineto); ts in us since profiler start; "
-                           "tid is the RecordFunction thread id, as in the ET"}
+                           "tid is the RecordFunction thread id, as in the ET; Record function "
+                           "id aligned to the ET by name in start order per thread"}
     with gzip.GzipFile(path, "wb", mtime=0, compresslevel=9) as f:
         f.write(json.dumps(doc, separators=(",", ":")).encode())
+
+
+def relinkKinetoFile(kineto_path, et_path):
+    """Re-derive "Record function id" in a profiler file written before recordFunctionIds
+    existed (it held the correlation id); the events themselves are kept as recorded."""
+    with gzip.open(kineto_path, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    rows = [{"name": e["name"], "tid": e["tid"], "corr": e["args"]["External id"]} for e in events]
+    doc, _ = loadEtTolerant(et_path)
+    for e, rf in zip(events, recordFunctionIds(rows, doc["nodes"])):
+        e["args"].pop("Record function id", None)
+        if rf:
+            e["args"]["Record function id"] = rf
+    writeKinetoDoc(events, kineto_path)
 
 
 def loadEtTolerant(path):
@@ -114,6 +172,15 @@ def summarizeKineto(kineto_path, et_path):
         events = json.load(f)["traceEvents"]
     doc, _ = loadEtTolerant(et_path)
     et_rf = {n["rf_id"] for n in doc["nodes"] if n["rf_id"]}
-    k_rf = {e["args"]["Record function id"] for e in events}
+    k_rf = {e["args"]["Record function id"] for e in events if "Record function id" in e["args"]}
     return {"events": len(events), "rf_ids_matching_et": len(et_rf & k_rf),
             "et_rf_ids": len(et_rf), "kineto_rf_ids_not_in_et": len(k_rf - et_rf)}
+
+
+if __name__ == "__main__":
+    # python3 fleet_samples/trace_files.py relink SAMPLE.kineto.json.gz SAMPLE.et.json.gz
+    import sys
+    if len(sys.argv) != 4 or sys.argv[1] != "relink":
+        sys.exit("usage: trace_files.py relink KINETO_FILE ET_FILE")
+    relinkKinetoFile(sys.argv[2], sys.argv[3])
+    print(json.dumps(summarizeKineto(sys.argv[2], sys.argv[3])))

@@ -74,7 +74,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
     call_t0_ = -1;
     if (step.is_comm) {
       if (!pending_.empty()) waitForInputs(step);
-      if (step.runnable) runComm(step);
+      if (step.runnable && comm_enabled_) runComm(step);
     } else if (step.runnable) {
       if (!pending_.empty()) waitForInputs(step);
       runOp(step, track, diag);

@@ -41,6 +41,11 @@ class Executor {
 
   uint64_t peakBytes() const { return peak_bytes_; }
 
+  // Collectives off: their steps do nothing (outputs keep their last
+  // values). For the host-time calibration in a forked child of a multi-rank
+  // job, which must not talk to the other ranks.
+  void setCommEnabled(bool on) { comm_enabled_ = on; }
+
   // Host-overhead emulation: busy-wait before_us[i] before plan step i and
   // after_us after the last one (outside the steps' own times). Empty = off.
   void setHostGaps(std::vector<double> before_us, double after_us) {
@@ -83,6 +88,7 @@ class Executor {
   double host_after_us_ = 0;
   HostSpinner spinner_;
   double call_t0_ = 0, call_t1_ = 0;  // the last op call's start and end (call())
+  bool comm_enabled_ = true;
 };
 
 }  // namespace etb::replay::detail

@@ -114,6 +114,7 @@ std::optional<ProfilerCost> calibrateInChild(Executor& exec, const Plan& plan,
   if (pid == 0) {
     close(fds[0]);
     Message m;
+    exec.setCommEnabled(false);  // the other ranks are not in this process's calibration
     try {
       std::vector<IterationRecord> plain;
       m.cost = calibrateOnReplay(exec, plan, hot, plain);

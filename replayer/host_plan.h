@@ -42,9 +42,11 @@ ProfilerCost calibrateOnReplay(Executor& exec, const Plan& plan, const ProfilerC
 // profiler's event buffers raise glibc's dynamic mmap threshold, after which
 // the replay's own tensors stop faulting in fresh pages every iteration (the
 // GPT sample's ops-only iterations ran 15% faster after an in-process
-// calibration). Only where a fork is safe: one rank, CPU, one intra-op thread
-// (an OpenMP team does not survive a fork); nothing otherwise (the caller
-// keeps the start-up figure).
+// calibration). Only where a fork is safe: CPU, one intra-op thread (an
+// OpenMP team does not survive a fork); nothing otherwise (the caller keeps
+// the start-up figure). In a multi-rank job the child runs with collectives
+// off and leaves by _exit: it never calls MPI or the comm backend, whose
+// threads and sockets stay the parent's.
 std::optional<ProfilerCost> calibrateInChild(Executor& exec, const Plan& plan,
                                              const ProfilerCost& hot);
 

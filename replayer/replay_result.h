@@ -130,6 +130,7 @@ struct RankResult {
   double exposed_comm_ms = 0;  // per iteration, median
   uint64_t comm_bytes = 0;     // per iteration
   double original_ms = -1;     // this rank's original (median), -1 unknown
+  double with_host_ms = -1;    // with host time emulated (median), -1 not emulated
   SystemMetrics system;
 };
 

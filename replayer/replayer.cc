@@ -69,6 +69,7 @@ RankResult rankResult(const ReplayResult& r, const std::vector<detail::Iteration
   rr.comm_ms = summarize(busy).median;
   rr.exposed_comm_ms = summarize(exposed).median;
   if (r.original_iter_ms) rr.original_ms = r.original_iter_ms->median;
+  if (r.host_time) rr.with_host_ms = r.host_time->with_host_iter_ms.median;
   rr.system = r.system;
   return rr;
 }
@@ -131,12 +132,14 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   }
   if (host) {
     std::optional<ProfilerCost> here;
-    if (comm.worldSize() == 1 && popts.device.is_cpu() && at::get_num_threads() == 1) {
+    // Every rank calibrates in its own child, collectives off (the child
+    // must not talk to the other ranks).
+    if (popts.device.is_cpu() && at::get_num_threads() == 1) {
       here = detail::calibrateInChild(exec, plan, *cost);
     }
     if (!here) {
       ETB_LOG(kInfo) << "host time: instrumentation cost from the start-up loop only (measured "
-                        "on the replay's ops for one rank on CPU with one thread)";
+                        "on the replay's ops on CPU with one thread)";
     }
     host = detail::prepareHostPlan(trace, it, selected, plan, here.value_or(*cost),
                                    options.host_stall_us);

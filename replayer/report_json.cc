@@ -60,6 +60,7 @@ json rankJson(const RankResult& r) {
             {"comm_bytes", r.comm_bytes},
             {"system", systemJson(r.system)}};
   if (r.original_ms >= 0) j["original_ms"] = r.original_ms;
+  if (r.with_host_ms >= 0) j["with_host_ms"] = r.with_host_ms;
   return j;
 }
 
@@ -220,6 +221,7 @@ RankResult rankResultFromJson(const std::string& text) {
     r.exposed_comm_ms = j.at("exposed_comm_ms").get<double>();
     r.comm_bytes = j.at("comm_bytes").get<uint64_t>();
     r.original_ms = j.value("original_ms", -1.0);
+    r.with_host_ms = j.value("with_host_ms", -1.0);
     r.system = systemFrom(j.at("system"));
     return r;
   } catch (const nlohmann::json::exception& e) {

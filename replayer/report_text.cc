@@ -181,6 +181,10 @@ void printRanks(const ReplayResult& r, std::ostream& os) {
   const auto& ranks = r.ranks;
   printRankRow("iteration median(ms)", ranks,
                [](const RankResult& x) { return x.iter_ms.median; }, os);
+  if (r.host_time) {
+    printRankRow("with host time(ms)", ranks,
+                 [](const RankResult& x) { return x.with_host_ms; }, os);
+  }
   printRankRow("comm(ms)", ranks,
                [](const RankResult& x) { return x.comm_ms; }, os);
   printRankRow("exposed comm(ms)", ranks,

@@ -3,9 +3,11 @@
 # Fidelity of multi-rank replay (issue 9): DDP over gloo. For each DDP fleet sample, alternately
 # (1) measure the original now (fleet_samples/record.py: N gloo ranks, --threads 1, into a temp
 # dir; the committed traces are not touched) and (2) replay the committed per-rank traces under
-# mpirun with `et_replay --comm gloo --threads 1`, FIDELITY_ROUNDS times. Both sides take the
-# slowest rank's median step (DDP ranks wait for each other). Prints name | ranks | original ms |
-# replay ms | error % and exits 1 if a sample is more than 15% off (2 on missing results).
+# mpirun with `et_replay --comm gloo --threads 1 --kineto <each rank's profiler file>
+# --host-time emulate` (ops-only and with-host iterations alternate), FIDELITY_ROUNDS times.
+# Both sides take the slowest rank's median step (DDP ranks wait for each other). Prints name |
+# ranks | original | ops only | with host (errors paired per round) and exits 1 if a sample is
+# more than 15% off with host time (2 on missing results). FIDELITY_HOST=0 replays ops only.
 #
 #   scripts/fidelity_ddp.sh [SAMPLE...]   default: ddp_mlp2 ddp_mlp4 ddp_transformer2 ddp_transformer4
 # Environment: ETB_REPLAY, ETB_PYTHON, FIDELITY_ROUNDS (default 3), FIDELITY_KEEP as fidelity.sh;
@@ -51,8 +53,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
       --warmup 3 --iters 10 >&2
     echo "== round $r/$ROUNDS $name: replaying on $np ranks, --comm $COMM" >&2
     # unbound ranks, like the original's processes; a failure shows in the table
+    host=(--kineto "fleet_samples/$name/$name.rank%d.kineto.json.gz" --host-time emulate)
+    [ "${FIDELITY_HOST:-1}" = 0 ] && host=()
     mpirun -np "$np" --oversubscribe --bind-to none "$REPLAY" \
       "fleet_samples/$name/$name.rank%d.et.json.gz" --comm "$COMM" --device cpu --threads 1 \
+      "${host[@]}" \
       --warmup 3 --iters 10 --report-json "$RW/$name.json" >"$RW/$name.replay.log" 2>&1 \
       || { echo "fidelity_ddp.sh: et_replay failed on $name (exit $?); last lines:" >&2;
            tail -n 15 "$RW/$name.replay.log" >&2; }

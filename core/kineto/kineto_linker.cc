@@ -128,8 +128,11 @@ std::vector<Event> loadEvents(const std::string& path, const std::string& text) 
   return out;
 }
 
-// Picks the join key and the process: the pair whose host events hit the
-// most of the trace's rf_ids (the ET's own pid wins a tie).
+// Picks the join key and the process: the pair whose host events name the
+// most of the trace's ops by their own rf_ids (the ET's own pid wins a tie).
+// Hits whose names agree count first: a torch 1.13 profiler file can carry
+// its correlation ids as "External id", which also fall in the rf_id range
+// but name other ops. Raw hits decide only where no name agrees at all.
 struct Choice {
   bool use_rf = true;
   int64_t pid = -1;
@@ -138,17 +141,29 @@ struct Choice {
 
 Choice choose(const Trace& trace, const std::vector<Event>& events,
               const std::unordered_map<uint64_t, uint32_t>& by_rf) {
-  std::unordered_map<int64_t, std::pair<size_t, size_t>> hits;  // pid -> (rf, ext)
+  struct Hits {
+    size_t named[2] = {0, 0};  // rf, ext: id found and the names agree
+    size_t raw[2] = {0, 0};    // id found
+  };
+  std::unordered_map<int64_t, Hits> hits;  // by pid
   for (const Event& ev : events) {
     if (ev.cat != Cat::kHost) continue;
-    auto& h = hits[ev.pid];
-    if (ev.rf > 0 && by_rf.count(static_cast<uint64_t>(ev.rf))) ++h.first;
-    if (ev.ext > 0 && by_rf.count(static_cast<uint64_t>(ev.ext))) ++h.second;
+    Hits& h = hits[ev.pid];
+    const int64_t ids[2] = {ev.rf, ev.ext};
+    for (int k = 0; k < 2; ++k) {
+      const auto it = ids[k] > 0 ? by_rf.find(static_cast<uint64_t>(ids[k])) : by_rf.end();
+      if (it == by_rf.end()) continue;
+      ++h.raw[k];
+      h.named[k] += trace.name(trace.nodes[it->second]) == ev.name ? 1 : 0;
+    }
   }
+  const bool any_named = std::any_of(hits.begin(), hits.end(), [](const auto& p) {
+    return p.second.named[0] + p.second.named[1] > 0;
+  });
   Choice best;
   for (const auto& [pid, h] : hits) {
     for (int k = 0; k < 2; ++k) {
-      const size_t n = k == 0 ? h.first : h.second;
+      const size_t n = any_named ? h.named[k] : h.raw[k];
       const bool better = n > best.hits || (n == best.hits && n > 0 && pid == trace.pid);
       if (better) best = {k == 0, pid, n};
     }

