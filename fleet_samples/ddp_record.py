@@ -4,18 +4,21 @@
   --model ddp_<model><ranks>    models.DDP_BUILDERS[<model>] at <ranks> ranks, e.g. ddp_mlp4,
                                 ddp_transformer2 (see DDP_SAMPLES)
 
-Each rank writes <name>.rank<R>.et.json.gz / .kineto.json.gz / .chrome_legacy.json.gz; the
+Each rank writes <name>.rank<R>.et.json.gz / .kineto.json.gz / .chrome_legacy.json.gz and its
+metrics sidecar <name>.rank<R>.metrics.json (CPU utilisation and peak RSS of its timed steps); the
 parent merges the per-rank timings and summaries into <name>.meta.json.
 """
 import json
 import os
 import socket
+import statistics
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 
+import metrics
 import models
 import record
 import trace_files
@@ -61,9 +64,16 @@ def _worker(rank, args, port, name):
         loss.backward()
         opt.step()
 
-    times = record.timeIterations(step, args.warmup, args.iters, barrier=dist.barrier)
+    with metrics.Region() as region:
+        times = record.timeIterations(step, args.warmup, args.iters, barrier=dist.barrier)
+    window = "plain steps %d..%d (after %d warmup steps, each after a barrier), no observer " \
+             "or profiler attached" % (args.warmup, args.warmup + args.iters - 1, args.warmup)
+    metrics_doc = metrics.build(region, torch.get_num_threads(), window)
+    metrics_doc["original_iter_ms_median"] = round(statistics.median(times), 3)
     step_index = args.warmup + args.iters
     prefix = os.path.join(args.out_dir, "%s.rank%d" % (name, rank))
+    # this rank's sidecar, beside its trace (et_replay reads <stem>.metrics.json per rank)
+    metrics.write(prefix + ".metrics.json", metrics_doc)
     dist.barrier()
     traced_ms = record.recordWindow(step, prefix, step_index, pg_config=_pgConfig(world))
     part = record.timingMeta(times, traced_ms, step_index, args.warmup)
@@ -98,7 +108,8 @@ def run(args):
         "world_size": world, "backend": "gloo", "compute_bound": False,
         "compute_bound_why": "multi-rank: gloo allreduce over loopback is part of the step; "
                              "not part of the single-rank fidelity check",
-        "file_naming": "%s.rank<R>.{et,kineto,chrome_legacy}.json.gz, R = global rank" % name,
+        "file_naming": "%s.rank<R>.{et,kineto,chrome_legacy}.json.gz and %s.rank<R>.metrics.json, "
+                       "R = global rank" % (name, name),
         "process_group_init": "emitted by record.py with record_function('## process_group:init ##', "
                               "json) because the 1.13 observer does not emit it; the observer "
                               "writes that String input unescaped, so the ET is invalid JSON",

@@ -36,14 +36,21 @@ void useMeasuredOriginal(const std::vector<double>& iter_ms, ReplayOptions& opti
   options.original_source = "user";
 }
 
-void useOriginalMeta(const std::string& meta_path, ReplayOptions& options) {
+void useOriginalMeta(const std::string& meta_path, ReplayOptions& options, int rank) {
   const json meta = json::parse(readFileMaybeGzip(meta_path), nullptr, /*allow_exceptions=*/false);
   if (!meta.is_object()) ETB_INPUT_ERROR(SourceLoc{meta_path}, "not a JSON object");
   if (!meta.contains("original") || !meta["original"].is_object()) {
     ETB_INPUT_ERROR(SourceLoc{meta_path}, "no \"original\" object (the unprofiled steps)");
   }
-  options.original_ms = metaIterMs(meta["original"], meta_path);
-  options.original_source = "meta.json (unprofiled)";
+  // A DDP sample: this rank's own plain steps (the top-level figure is the
+  // slowest rank's median, which every rank would otherwise report).
+  const std::string key = std::to_string(rank);
+  const bool per_rank = meta.contains("ranks") && meta["ranks"].is_object() &&
+                        meta["ranks"].contains(key) && meta["ranks"][key].is_object() &&
+                        meta["ranks"][key].contains("original") &&
+                        meta["ranks"][key]["original"].is_object();
+  options.original_ms = metaIterMs(per_rank ? meta["ranks"][key]["original"] : meta["original"], meta_path);
+  options.original_source = per_rank ? "meta.json rank " + key + " (unprofiled)" : "meta.json (unprofiled)";
   if (options.threads == 0 && meta.contains("threads") && meta["threads"].is_number_integer()) {
     options.threads = meta["threads"].get<int>();
     ETB_LOG(kInfo) << "threads " << options.threads << " as recorded (" << meta_path << ")";

@@ -18,7 +18,9 @@ void useMeasuredOriginal(const std::vector<double>& iter_ms, ReplayOptions& opti
 // --original-meta: a fleet sample's meta.json ("original": {"iter_ms": [...]}
 // or {"iter_ms_median": x}, the unprofiled steps; "threads": n). Sets the
 // original and, when options.threads is 0, the threads it was recorded with.
-// A missing or malformed field is an InputError naming the file.
-void useOriginalMeta(const std::string& meta_path, ReplayOptions& options);
+// A multi-rank sample's meta.json ("ranks": {"<R>": {"original": ...}})
+// gives each rank its own steps. A missing or malformed field is an
+// InputError naming the file.
+void useOriginalMeta(const std::string& meta_path, ReplayOptions& options, int rank = 0);
 
 }  // namespace etb::replay

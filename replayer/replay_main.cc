@@ -138,15 +138,18 @@ int replayMain(Flags& f, int argc, char** argv) {
       trace::linkKineto(t, pickRankFile(f.kineto, "--kineto", comm->rank(), comm->worldSize()));
       f.options.original_source = "kineto";
     }
-    if (!f.original_meta.empty()) replay::useOriginalMeta(f.original_meta, f.options);
+    if (!f.original_meta.empty()) replay::useOriginalMeta(f.original_meta, f.options, comm->rank());
     if (!f.original_ms.empty()) replay::useMeasuredOriginal(f.original_ms, f.options);
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     f.options.emulate_host = f.host_time == "emulate";
+    // Each rank's own sidecar: beside its trace, or from a %d pattern.
+    const std::string metrics =
+        f.original_metrics.empty()
+            ? replay::metricsBesideTrace(t.path)
+            : pickRankFile(f.original_metrics, "--original-metrics", comm->rank(), comm->worldSize());
+    if (!metrics.empty()) f.options.original_system = replay::readOriginalMetrics(metrics);
     replay::ReplayDiagnostics diag;
     replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
-    const std::string metrics = f.original_metrics.empty()
-                                    ? replay::metricsBesideTrace(t.path) : f.original_metrics;
-    if (!metrics.empty()) r.original_system = replay::readOriginalMetrics(metrics);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
     const bool own_file = f.timed_trace.find("%d") != std::string::npos;
     if (!f.timed_trace.empty() && (own_file || comm->rank() == 0)) {

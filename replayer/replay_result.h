@@ -132,6 +132,9 @@ struct RankResult {
   double original_ms = -1;     // this rank's original (median), -1 unknown
   double with_host_ms = -1;    // with host time emulated (median), -1 not emulated
   SystemMetrics system;
+  // This rank's original (its own metrics sidecar); cpu -1 / rss 0: none.
+  double original_cpu_util_pct = -1;
+  uint64_t original_peak_rss_bytes = 0;
 };
 
 // An event of the replay timeline (last measured iteration), for the Chrome

@@ -70,6 +70,10 @@ RankResult rankResult(const ReplayResult& r, const std::vector<detail::Iteration
   rr.exposed_comm_ms = summarize(exposed).median;
   if (r.original_iter_ms) rr.original_ms = r.original_iter_ms->median;
   if (r.host_time) rr.with_host_ms = r.host_time->with_host_iter_ms.median;
+  if (r.original_system) {
+    rr.original_cpu_util_pct = r.original_system->metrics.cpu_util_pct;
+    rr.original_peak_rss_bytes = r.original_system->metrics.peak_rss_bytes;
+  }
   rr.system = r.system;
   return rr;
 }
@@ -187,6 +191,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.system = sampler.metrics();
   r.system.peak_tensor_bytes = exec.peakBytes();
   if (host) r.host_time = detail::hostTimeResult(*host, host_records);
+  r.original_system = options.original_system;
   gatherRanks(comm, r, rankResult(r, records, comm.rank()));
   return r;
 }

@@ -34,6 +34,9 @@ struct ReplayOptions {
   // Kineto-linked trace); see replayer/host_time.h.
   bool emulate_host = false;
   double host_stall_us = 1000;  // eventless stretches beyond this are not host time
+  // The original's system metrics (recorder sidecar), reported beside the
+  // replay's and, per rank, in the multi-rank table.
+  std::optional<OriginalSystem> original_system;
   std::vector<std::string> argv;
 };
 

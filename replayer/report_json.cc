@@ -61,6 +61,10 @@ json rankJson(const RankResult& r) {
             {"system", systemJson(r.system)}};
   if (r.original_ms >= 0) j["original_ms"] = r.original_ms;
   if (r.with_host_ms >= 0) j["with_host_ms"] = r.with_host_ms;
+  if (r.original_cpu_util_pct >= 0) {
+    j["original_system"] = {{"cpu_util_pct", r.original_cpu_util_pct},
+                            {"peak_rss_bytes", r.original_peak_rss_bytes}};
+  }
   return j;
 }
 
@@ -222,6 +226,10 @@ RankResult rankResultFromJson(const std::string& text) {
     r.comm_bytes = j.at("comm_bytes").get<uint64_t>();
     r.original_ms = j.value("original_ms", -1.0);
     r.with_host_ms = j.value("with_host_ms", -1.0);
+    if (j.contains("original_system")) {
+      r.original_cpu_util_pct = j["original_system"].at("cpu_util_pct").get<double>();
+      r.original_peak_rss_bytes = j["original_system"].at("peak_rss_bytes").get<uint64_t>();
+    }
     r.system = systemFrom(j.at("system"));
     return r;
   } catch (const nlohmann::json::exception& e) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/report_text.h"
 
+#include <algorithm>
 #include <iomanip>
 #include <string>
 
@@ -196,6 +197,16 @@ void printRanks(const ReplayResult& r, std::ostream& os) {
   printRankRow("peak rss(MiB)", ranks, [](const RankResult& x) {
     return x.system.peak_rss_bytes / 1048576.0;
   }, os);
+  const bool originals = std::all_of(ranks.begin(), ranks.end(), [](const RankResult& x) {
+    return x.original_cpu_util_pct >= 0;
+  });
+  if (originals) {  // each rank's recorder sidecar
+    printRankRow("original cpu util(%)", ranks,
+                 [](const RankResult& x) { return x.original_cpu_util_pct; }, os);
+    printRankRow("original rss(MiB)", ranks, [](const RankResult& x) {
+      return x.original_peak_rss_bytes / 1048576.0;
+    }, os);
+  }
   os << "#\n";
 }
 

@@ -6,7 +6,10 @@
 // the verify pass sees a wrong value as a wrong shape.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "replayer/original_meta.h"
 #include "replayer/replayer.h"
 #include "tests/replayer/trace_builder.h"
@@ -174,6 +177,24 @@ TEST(Coverage, FleetMetaGivesTheUnprofiledOriginalAndItsThreads) {
   EXPECT_THROW(useMeasuredOriginal({3.0, -1.0}, asked), InputError);
   EXPECT_THROW(useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.et.json.gz", asked),
                InputError);
+}
+
+// A DDP sample's meta.json: each rank takes its own unprofiled steps, read
+// here with a separate parse; without the rank, the slowest rank's median.
+TEST(Coverage, DdpMetaGivesEachRankItsOwnOriginal) {
+  const std::string path = std::string(ETB_SOURCE_DIR) + "/fleet_samples/ddp_mlp4/ddp_mlp4.meta.json";
+  const nlohmann::json meta = nlohmann::json::parse(readFileMaybeGzip(path));
+  std::vector<double> medians;
+  for (int rank = 0; rank < 4; ++rank) {
+    ReplayOptions o;
+    useOriginalMeta(path, o, rank);
+    const nlohmann::json& want = meta["ranks"][std::to_string(rank)]["original"]["iter_ms"];
+    ASSERT_EQ(o.original_ms.size(), want.size()) << "rank " << rank;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_DOUBLE_EQ(o.original_ms[i], want[i].get<double>());
+    EXPECT_EQ(o.original_source, "meta.json rank " + std::to_string(rank) + " (unprofiled)");
+    medians.push_back(summarize(o.original_ms).median);
+  }
+  EXPECT_NE(medians.front(), medians.back()) << "ranks given one original";
 }
 
 }  // namespace
