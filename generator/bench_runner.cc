@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "generator/bench_runner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -84,6 +85,11 @@ int runParsed(const BenchProgram& p, BenchFlags& f) {
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     f.options.iteration = p.iteration;
     f.options.original_source = p.original_source;
+    if (!p.original_ms.empty()) {
+      const size_t r = p.ranks > 1 ? static_cast<size_t>(comm->rank()) : 0;
+      f.options.original_ms = p.original_ms[std::min(r, p.original_ms.size() - 1)];
+    }
+    if (f.options.threads == 0) f.options.threads = p.threads;
     replay::ReplayDiagnostics diag;
     const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;

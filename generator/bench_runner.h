@@ -21,6 +21,10 @@ struct BenchProgram {
   int iteration = 0;                 // recorded iteration (index into Trace::iterations)
   const char* original_source = "";  // "kineto" when Kineto times were linked
   trace::Trace (*build)(int rank) = nullptr;  // rebuilds rank `rank`'s trace
+  // The recording's unprofiled steps per rank (ms; from its meta.json) and
+  // its intra-op threads (the default for --threads); empty / 0 when unknown.
+  std::vector<std::vector<double>> original_ms;
+  int threads = 0;
 };
 
 struct BenchFlags {

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "generator/emit_project.h"
 
-#include <utility>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
@@ -42,7 +44,19 @@ std::string mainText(const std::vector<RankCode>& codes, const ProgramInfo& info
   std::map<std::string, std::string> f = common;
   f["CASES"] = cases;
   f["NAME_LITERAL"] = cLiteral(info.name);
-  f["ORIGINAL_SOURCE"] = info.kineto ? "\"kineto\"" : "\"\"";
+  f["ORIGINAL_SOURCE"] = !info.original_ms.empty()
+                            ? cLiteral("meta.json (unprofiled): " + info.original_meta)
+                            : info.kineto ? "\"kineto\"" : "\"\"";
+  std::ostringstream ms;
+  ms << std::setprecision(17) << "{";
+  for (const std::vector<double>& rank : info.original_ms) {
+    ms << "{";
+    for (double x : rank) ms << x << ", ";
+    ms << "}, ";
+  }
+  ms << "}";
+  f["ORIGINAL_MS"] = ms.str();
+  f["THREADS"] = std::to_string(info.threads);
   return fillTemplate(mainTemplate(), f);
 }
 
@@ -63,7 +77,8 @@ nlohmann::json programJson(const ProgramInfo& info) {
           {"kineto", info.kineto},     {"ops", info.ops},
           {"comm_ops", info.comm_ops}, {"translation_units", info.files},
           {"original_iter_ms", info.original_iter_ms >= 0 ? nlohmann::json(info.original_iter_ms)
-                                                          : nlohmann::json()}};
+                                                          : nlohmann::json()},
+          {"original_meta", info.original_meta.empty() ? nlohmann::json() : nlohmann::json(info.original_meta)}};
 }
 }  // namespace
 
@@ -102,7 +117,8 @@ ProgramInfo writeProgram(const std::vector<trace::Trace>& ranks, ProgramInfo inf
     info.comm_ops += codes.back().comm_ops;
     info.files += codes.back().files.size();
   }
-  info.original_iter_ms = medianIterMs(ranks.front());
+  info.original_iter_ms = info.original_ms.empty() ? medianIterMs(ranks.front())
+                                                  : replay::summarize(info.original_ms.front()).median;
   const std::string run = info.ranks > 1 ? "mpirun -np " + std::to_string(info.ranks) + " ./build/bench"
                                          : "./build/bench";
   const std::map<std::string, std::string> common = {
@@ -110,7 +126,10 @@ ProgramInfo writeProgram(const std::vector<trace::Trace>& ranks, ProgramInfo inf
       {"PROJECT", "etb_generated_bench"}, {"EXE", "bench"}, {"ETB_VERSION", ETB_VERSION},
       {"RANKS", std::to_string(info.ranks)}, {"ITERATION", std::to_string(info.iteration)},
       {"OPS", std::to_string(codes.front().ops)}, {"COMMS", std::to_string(codes.front().comm_ops)},
-      {"RUN", run}, {"ORIGINAL", info.kineto ? "from the profiler (Kineto) trace" : "when it has times"},
+      {"RUN", run},
+      {"ORIGINAL", !info.original_ms.empty() ? "the unprofiled steps of its meta.json"
+                   : info.kineto             ? "from the profiler (Kineto) trace"
+                                             : "when it has times"},
       {"NEEDS_MPI", needsMpi(info) ? "ON" : "OFF"},
       {"MPI_NEEDED", needsMpi(info) ? ", and MPI (the trace communicates)" : " (no MPI: one rank, no collectives)"}};
   prepareOutputDir(out_dir);  // only now: bad input above writes nothing

@@ -26,6 +26,13 @@ struct ProgramInfo {
   size_t comm_ops = 0;
   size_t files = 0;       // generated translation units
   double original_iter_ms = -1;  // median recorded iteration time, rank 0
+  // From a fleet sample's meta.json (--original-meta, or <name>.meta.json
+  // beside a suite's trace): each rank's unprofiled steps, which the program
+  // compares against instead of the (profiled) Kineto step, and the threads
+  // the recording ran with (the program's default). Empty / 0: none.
+  std::string original_meta;
+  std::vector<std::vector<double>> original_ms;
+  int threads = 0;
 };
 
 // Emits every rank's code (nothing is written yet), then checks `out_dir`

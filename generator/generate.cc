@@ -2,12 +2,14 @@
 #include "generator/generate.h"
 
 #include <cctype>
+#include <filesystem>
 #include <regex>
 
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "core/kineto/kineto_linker.h"
 #include "core/trace_io.h"
+#include "replayer/original_meta.h"
 
 namespace etb::gen {
 
@@ -48,6 +50,23 @@ std::string benchName(const std::string& path) {
   return out.empty() ? "bench" : out;
 }
 
+void attachOriginalMeta(const std::string& meta_path, int ranks, ProgramInfo& info) {
+  info.original_meta = meta_path;
+  info.original_ms.clear();
+  for (int r = 0; r < ranks; ++r) {
+    replay::ReplayOptions o;
+    replay::useOriginalMeta(meta_path, o, r);
+    info.original_ms.push_back(o.original_ms);
+    info.threads = o.threads;
+  }
+}
+
+std::string metaBeside(const std::string& trace_path, const std::string& job_name) {
+  const std::filesystem::path p = std::filesystem::path(trace_path).parent_path() / (job_name + ".meta.json");
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec) ? p.string() : "";
+}
+
 ProgramInfo generateProgram(const GenerateOptions& options) {
   const std::vector<trace::Trace> ranks = readRanks(options.trace, options.kineto);
   ProgramInfo info;
@@ -55,6 +74,9 @@ ProgramInfo generateProgram(const GenerateOptions& options) {
   info.source = options.trace;
   info.iteration = options.iteration;
   info.kineto = !options.kineto.empty();
+  if (!options.original_meta.empty()) {
+    attachOriginalMeta(options.original_meta, static_cast<int>(ranks.size()), info);
+  }
   info = writeProgram(ranks, info, options.out_dir, options.emit);
   ETB_LOG(kInfo) << "wrote " << options.out_dir << ": " << info.ranks << " rank(s), " << info.ops
                  << " nodes in " << info.files << " translation units";

@@ -16,6 +16,7 @@ namespace etb::gen {
 struct GenerateOptions {
   std::string trace;   // file, "%d" pattern or folder
   std::string kineto;  // optional; a per-rank pattern for per-rank traces
+  std::string original_meta;  // optional; a fleet sample's meta.json (unprofiled original)
   int iteration = 0;
   std::string out_dir;
   EmitOptions emit;
@@ -32,6 +33,14 @@ std::vector<trace::Trace> readTraceFiles(const std::vector<std::string>& paths,
 // The benchmark name for a trace path: the file name without the
 // .et/.json/.gz suffixes and the rank part ("ddp2.rank0.et.json.gz" -> "ddp2").
 std::string benchName(const std::string& path);
+
+// Reads a fleet sample's meta.json into `info` (each of `ranks` ranks' own
+// unprofiled steps, the recorded threads), as et_replay --original-meta does.
+void attachOriginalMeta(const std::string& meta_path, int ranks, ProgramInfo& info);
+
+// "<folder of trace>/<job>.meta.json" when it exists, "" otherwise: the
+// fleet-sample layout, which suites pick up by themselves.
+std::string metaBeside(const std::string& trace_path, const std::string& job_name);
 
 ProgramInfo generateProgram(const GenerateOptions& options);
 

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   app.add_option("trace", g.trace, "PyTorch ET / Chakra trace; per rank: x.%d.et, x.rank%d.json or a folder");
   app.add_option("-o,--out", g.out_dir, "output folder (new, empty, or generated before)")->required();
   app.add_option("--kineto", g.kineto, "profiler (Kineto) trace(s) of the same run: original times");
+  app.add_option("--original-meta", g.original_meta,
+                 "a fleet sample's meta.json: compare with its unprofiled steps, default to its threads");
   app.add_option("--iteration", g.iteration, "recorded iteration (ProfilerStep) to replay")
       ->capture_default_str();
   app.add_option("--suite", suite, "folder of fleet traces: write a weighted suite instead (repeatable)")

@@ -159,6 +159,8 @@ int main(int argc, char** argv) {
   program.ranks = @RANKS@;
   program.iteration = @ITERATION@;
   program.original_source = @ORIGINAL_SOURCE@;
+  program.original_ms = @ORIGINAL_MS@;
+  program.threads = @THREADS@;
   program.build = buildTrace;
   return etb::gen::runBench(program, argc, argv);
 }

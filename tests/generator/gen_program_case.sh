@@ -73,7 +73,7 @@ case "$case_name" in
     "$gen" "$fleet/mlp/mlp.et.json.gz" --kineto "$fleet/mlp/mlp.kineto.json.gz" -o "$work/mlp" \
       || fail "et_generate mlp"
     "$gen" "$fleet/ddp2/ddp2.rank%d.et.json.gz" --kineto "$fleet/ddp2/ddp2.rank%d.kineto.json.gz" \
-      -o "$work/ddp2" || fail "et_generate ddp2"
+      --original-meta "$fleet/ddp2/ddp2.meta.json" -o "$work/ddp2" || fail "et_generate ddp2"
     grep -q 'mpirun -np 2' "$work/ddp2/README.md" || fail "README does not say mpirun -np 2"
     "$hostile" "$work/hostile" "$work/hostile.expected" || fail "hostile generator"
     build_all mlp ddp2 hostile
@@ -112,11 +112,24 @@ case "$case_name" in
   ddp2_vs_et_replay)
     # Each rank links its own profiler trace, as the program was generated.
     t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank%d.kineto.json.gz
-    timeout -k 5 240 mpirun -np 2 --oversubscribe "$replay" "$t" --kineto "$k" "${run_flags[@]}" --verify \
-      --quiet --report-json "$work/ddp2.replay.json" || fail "et_replay under mpirun"
+    m=$fleet/ddp2/ddp2.meta.json
+    timeout -k 5 240 mpirun -np 2 --oversubscribe "$replay" "$t" --kineto "$k" --original-meta "$m" \
+      "${run_flags[@]}" --verify --quiet --report-json "$work/ddp2.replay.json" || fail "et_replay under mpirun"
     timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --verify \
       --quiet --report-json "$work/ddp2.bench.json" || fail "generated program under mpirun"
     compare "$work/ddp2.replay.json" "$work/ddp2.bench.json" || exit 1
+    # The program carries each rank's unprofiled steps from meta.json (generated with
+    # --original-meta): rank 0's report shows rank 0's median, per rank each its own.
+    "$py" - "$m" "$work/ddp2.bench.json" <<'PY' || fail "generated program's original is not meta.json's"
+import json, statistics, sys
+meta, rep = (json.load(open(p)) for p in sys.argv[1:3])
+want = {int(r): statistics.median(v["original"]["iter_ms"]) for r, v in meta["ranks"].items()}
+got = {r["rank"]: r.get("original_ms") for r in rep["ranks"]}
+print("original per rank (meta.json):", want, "program:", got)
+assert abs(rep["original"]["iter_ms"]["median"] - want[0]) < 1e-6, rep["original"]
+assert "meta.json" in rep["original"]["source"], rep["original"]["source"]
+assert all(abs(got[r] - want[r]) < 1e-6 for r in want), got
+PY
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['run']['world_size']==2 and d['collectives'], d['run']" \
       "$work/ddp2.bench.json" || fail "no collectives replayed"
     timeout -k 5 120 mpirun -np 3 --oversubscribe "$work/build/ddp2/bench" --iters 1 > "$work/np3.out" 2>&1
