@@ -18,6 +18,10 @@
 #   gloo:SAMPLE:NP  fleet DDP sample on NP ranks with --comm gloo and per-rank --kineto
 #             'SAMPLE.rank%d.kineto.json.gz': backend gloo, every op and collective replayed,
 #             each rank's original equal to the ProfilerStep of its own profiler file
+#   host:SAMPLE:NP  the same with --host-time emulate: every rank emulates host time from its own
+#             profiler file (nearly every op timed, so the file names the trace's own ops) and
+#             reports its with-host median; each rank's original CPU utilisation and peak RSS
+#             equal its own metrics sidecar (SAMPLE.rank<R>.metrics.json, read here)
 #   kineto_missing  --kineto pattern without a file for rank 1: exit 2 naming that file
 #   ring      ASTRA-sim's 8-rank custom ring all-reduce (Chakra send/recv nodes): no
 #             deadlock, every p2p node replayed, each rank's bytes as its file says
@@ -107,6 +111,31 @@ gloo:*)
   [ "$rc" -eq 0 ] || fail "exit $rc"
   check_report "$tmp/r.json" "$np" 1 all_reduce@0
   check_ranks_original "$tmp/r.json" "$dir/$sample.rank%d.kineto.json.gz"
+  ;;
+host:*)
+  IFS=: read -r _ sample np <<<"$case_name"
+  dir="$src/fleet_samples/$sample"
+  launch "$np" 240 "$dir/$sample.rank%d.et.json.gz" --comm gloo --host-time emulate \
+    --kineto "$dir/$sample.rank%d.kineto.json.gz" --device cpu --threads 1 --warmup 2 --iters 2 \
+    --report-json "$tmp/r.json"
+  [ "$rc" -eq 0 ] || fail "exit $rc"
+  "$py" - "$tmp/r.json" "$dir/$sample.rank%d.metrics.json" <<'EOF' || fail "host time / per-rank metrics check"
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["host_time"]
+ops = d["coverage"]["operators"]
+print("host time:", {k: h[k] for k in ("untimed_ops", "gaps", "emulated_ms", "share_pct")})
+# a profiler file whose ids name other ops leaves most ops untimed (76-91% before the fix)
+assert h["untimed_ops"] <= 0.02 * ops, f"{h['untimed_ops']} of {ops} ops have no profiler time"
+for r in d["ranks"]:
+    assert r.get("with_host_ms", 0) > 0, f"rank {r['rank']}: no with-host median"
+    side = json.load(open(sys.argv[2].replace("%d", str(r["rank"]))))
+    got = r.get("original_system")
+    assert got, f"rank {r['rank']}: no original_system (its sidecar was not read)"
+    assert abs(got["cpu_util_pct"] - side["cpu_util_pct"]) < 1e-6, (r["rank"], got, side["cpu_util_pct"])
+    assert got["peak_rss_bytes"] == side["peak_rss_bytes"], (r["rank"], got, side["peak_rss_bytes"])
+print("per-rank originals:", [r["original_system"] for r in d["ranks"]])
+EOF
   ;;
 kineto_missing)
   cp "$src/fleet_samples/ddp2/ddp2.rank0.kineto.json.gz" "$tmp/k_0.json.gz"

@@ -18,7 +18,8 @@ endforeach()
 
 # DDP over gloo, recorded at 2 and 4 ranks, replayed on gloo with per-rank profiler files.
 if(ETB_WITH_GLOO)
-  foreach(case gloo:ddp_mlp2:2 gloo:ddp_mlp4:4 gloo:ddp_transformer2:2 gloo:ddp_transformer4:4)
+  foreach(case gloo:ddp_mlp2:2 gloo:ddp_mlp4:4 gloo:ddp_transformer2:2 gloo:ddp_transformer4:4
+               host:ddp_transformer2:2)
     string(REPLACE ":" "_" test_name "mpi_et_replay_${case}")
     add_test(NAME ${test_name}
              COMMAND ${ETB_ET_REPLAY_CASE} ${case} $<TARGET_FILE:et_replay> ${PROJECT_SOURCE_DIR})
