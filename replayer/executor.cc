@@ -72,11 +72,16 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
     if (!host_before_us_.empty()) spinner_.spin(host_before_us_[i]);
     const double start = nowUs();
     call_t0_ = -1;
+    // Time blocked on another rank's collective is not the replay's own work
+    // between ops (host-time emulation subtracts that work from each gap).
+    double waited = 0;
+    if ((step.is_comm || step.runnable) && !pending_.empty()) {
+      waitForInputs(step);
+      waited = nowUs() - start;
+    }
     if (step.is_comm) {
-      if (!pending_.empty()) waitForInputs(step);
       if (step.runnable && comm_enabled_) runComm(step);
     } else if (step.runnable) {
-      if (!pending_.empty()) waitForInputs(step);
       runOp(step, track, diag);
     } else if (step.synthesise) {
       synthesise(step);
@@ -87,7 +92,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
     // An op call marks where the replay's own work stops and starts again;
     // any other step (a collective, a no-op) counts as a call as a whole.
     const bool called = call_t0_ >= 0;
-    rec.lead_us[i] = (called ? call_t0_ : start) - last_end;
+    rec.lead_us[i] = called ? std::max(0.0, call_t0_ - last_end - waited) : start - last_end;
     if (called) rec.call_us[i] = call_t1_ - call_t0_;
     last_end = called ? call_t1_ : end;
     for (int32_t slot : step.release) {

@@ -78,6 +78,19 @@ RankResult rankResult(const ReplayResult& r, const std::vector<detail::Iteration
   return rr;
 }
 
+// Runs `f` on one rank at a time (a barrier between turns). The host-time
+// calibrations time the profiler's cost per event; ranks oversubscribing a
+// node's cores would measure each other (4 ranks on 2 cores: 9 to 23 us per
+// event on the same trace, against 9 on every rank one at a time).
+template <class F>
+void oneRankAtATime(Communicator& comm, F&& f) {
+  if (comm.worldSize() == 1) return f();
+  for (int r = 0; r < comm.worldSize(); ++r) {
+    if (r == comm.rank()) f();
+    comm.barrier();
+  }
+}
+
 void gatherRanks(Communicator& comm, ReplayResult& r, const RankResult& mine) {
   const std::vector<std::string> all = comm.gatherToRoot(rankResultToJson(mine));
   for (const std::string& text : all) r.ranks.push_back(rankResultFromJson(text));
@@ -104,8 +117,8 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   if (options.threads > 0) setIntraOpThreads(options.threads);
   // Measured before any replay state exists: it switches the ET observer and
   // the profiler on and off.
-  const std::optional<ProfilerCost> cost =
-      options.emulate_host ? std::optional<ProfilerCost>(measureProfilerCost()) : std::nullopt;
+  std::optional<ProfilerCost> cost;
+  if (options.emulate_host) oneRankAtATime(comm, [&] { cost = measureProfilerCost(); });
   detail::PlanOptions popts;
   popts.device = replayDevice(trace, options.device);
   popts.zipf_alpha = parseIndexDist(options.index_dist);
@@ -139,7 +152,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     // Every rank calibrates in its own child, collectives off (the child
     // must not talk to the other ranks).
     if (popts.device.is_cpu() && at::get_num_threads() == 1) {
-      here = detail::calibrateInChild(exec, plan, *cost);
+      oneRankAtATime(comm, [&] { here = detail::calibrateInChild(exec, plan, *cost); });
     }
     if (!here) {
       ETB_LOG(kInfo) << "host time: instrumentation cost from the start-up loop only (measured "
