@@ -70,20 +70,14 @@ for name in "${SAMPLES[@]}"; do
 done
 
 WORK="$(mktemp -d -t etb-fidelity.XXXXXX)"
-AUTOGROUP_OLD=""
+# shellcheck source=scripts/priority.sh
+. scripts/priority.sh
 cleanup() {
-  [ -n "$AUTOGROUP_OLD" ] && echo "$AUTOGROUP_OLD" >/proc/self/autogroup 2>/dev/null
+  etbRestorePriority
   [ -n "${FIDELITY_KEEP:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
-if [ "$NICE" -lt 0 ] && [ -w /proc/self/autogroup ] && [ "$(id -u)" = 0 ]; then
-  AUTOGROUP_OLD="$(sed -n 's/.* nice \(-\{0,1\}[0-9]*\).*/\1/p' /proc/self/autogroup)"
-  if echo "$NICE" >/proc/self/autogroup 2>/dev/null; then
-    echo "== session autogroup niceness $AUTOGROUP_OLD -> $NICE for the run" >&2
-  else
-    AUTOGROUP_OLD=""
-  fi
-fi
+etbRaisePriority "$NICE"
 echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) cores;" \
   "this run may use CPUs $(taskset -cp $$ 2>/dev/null | sed 's/.*: //')" >&2
 

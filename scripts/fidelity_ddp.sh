@@ -12,6 +12,7 @@
 #   scripts/fidelity_ddp.sh [SAMPLE...]   default: ddp_mlp2 ddp_mlp4 ddp_transformer2 ddp_transformer4
 # Environment: ETB_REPLAY, ETB_PYTHON, FIDELITY_ROUNDS (default 3), FIDELITY_KEEP as fidelity.sh;
 #   FIDELITY_COMM  backend for the replay (default gloo, the recording's)
+#   FIDELITY_NICE  niceness of both sides (default -15 as root, else 0; scripts/priority.sh)
 set -euo pipefail
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ REPLAY="${ETB_REPLAY:-build/replayer/et_replay}"
 PY="${ETB_PYTHON:-/usr/bin/python3}"
 ROUNDS="${FIDELITY_ROUNDS:-3}"
 COMM="${FIDELITY_COMM:-gloo}"
+NICE="${FIDELITY_NICE:-$([ "$(id -u)" = 0 ] && echo -15 || echo 0)}"
 SAMPLES=("$@")
 [ ${#SAMPLES[@]} -gt 0 ] || SAMPLES=(ddp_mlp2 ddp_mlp4 ddp_transformer2 ddp_transformer4)
 if [ "$(id -u)" = 0 ]; then
@@ -39,7 +41,15 @@ for name in "${SAMPLES[@]}"; do
 done
 
 WORK="$(mktemp -d -t etb-fidelity-ddp.XXXXXX)"
-if [ -z "${FIDELITY_KEEP:-}" ]; then trap 'rm -rf "$WORK"' EXIT; fi
+# shellcheck source=scripts/priority.sh
+. scripts/priority.sh
+cleanup() {
+  etbRestorePriority
+  [ -n "${FIDELITY_KEEP:-}" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+etbRaisePriority "$NICE"
+echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) cores" >&2
 
 ranksOf() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["world_size"])' "$1"; }
 
@@ -49,13 +59,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
     mkdir -p "$RW"
     np=$(ranksOf "fleet_samples/$name/$name.meta.json")
     echo "== round $r/$ROUNDS $name: measuring the original ($np gloo ranks, threads 1)" >&2
-    "$PY" fleet_samples/record.py --model "$name" --out-dir "$RW/$name" --threads 1 \
+    nice -n "$NICE" "$PY" fleet_samples/record.py --model "$name" --out-dir "$RW/$name" --threads 1 \
       --warmup 3 --iters 10 >&2
     echo "== round $r/$ROUNDS $name: replaying on $np ranks, --comm $COMM" >&2
     # unbound ranks, like the original's processes; a failure shows in the table
     host=(--kineto "fleet_samples/$name/$name.rank%d.kineto.json.gz" --host-time emulate)
     [ "${FIDELITY_HOST:-1}" = 0 ] && host=()
-    mpirun -np "$np" --oversubscribe --bind-to none "$REPLAY" \
+    nice -n "$NICE" mpirun -np "$np" --oversubscribe --bind-to none "$REPLAY" \
       "fleet_samples/$name/$name.rank%d.et.json.gz" --comm "$COMM" --device cpu --threads 1 \
       "${host[@]}" \
       --warmup 3 --iters 10 --report-json "$RW/$name.json" >"$RW/$name.replay.log" 2>&1 \
