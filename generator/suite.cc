@@ -48,6 +48,23 @@ trace::FileKind sniff(const std::string& path) {
   }
 }
 
+// The fleet sample's meta.json beside the job's first trace, read into
+// `info`; false when there is none or it is not a fleet meta.json (a warning:
+// the job keeps its profiled original rather than dropping out of the suite).
+bool originalFromMeta(const FleetJob& job, int ranks, ProgramInfo& info) {
+  const std::string meta = metaBeside(job.traces.front(), job.name);
+  if (meta.empty()) return false;
+  try {
+    attachOriginalMeta(meta, ranks, info);
+    return true;
+  } catch (const InputError& e) {
+    ETB_LOG(kWarn) << "ignoring " << meta << " beside " << job.traces.front() << ": " << e.what();
+    info.original_meta.clear();
+    info.original_ms.clear();
+    return false;
+  }
+}
+
 std::vector<std::string> byRank(std::vector<Candidate> c) {
   std::stable_sort(c.begin(), c.end(),
                    [](const Candidate& a, const Candidate& b) { return a.rank < b.rank; });
@@ -76,9 +93,7 @@ JobFacts readJobFacts(const FleetJob& job) {
     }
     // A fleet sample's unprofiled steps beat the profiled step (which carries
     // the profiler's own cost), as in the program written for it.
-    if (const std::string meta = metaBeside(job.traces.front(), job.name); !meta.empty()) {
-      ProgramInfo info;
-      attachOriginalMeta(meta, 1, info);
+    if (ProgramInfo info; originalFromMeta(job, 1, info)) {
       f.original_iter_ms = replay::summarize(info.original_ms.front()).median;
     }
     if (f.signature.empty()) f.error = "no operators to replay";
@@ -228,8 +243,7 @@ SuiteSummary generateSuite(const std::vector<std::string>& fleet_dirs, const std
     info.source = job.traces.front();
     info.kineto = !job.kineto.empty();
     // A fleet sample's own unprofiled original, where it has one.
-    const std::string meta = metaBeside(job.traces.front(), job.name);
-    if (!meta.empty()) attachOriginalMeta(meta, static_cast<int>(job.traces.size()), info);
+    originalFromMeta(job, static_cast<int>(job.traces.size()), info);
     programs.push_back(writeProgram(readTraceFiles(job.traces, job.kineto), info,
                                     out_dir + "/programs/" + info.name, options));
   }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -103,6 +105,36 @@ TEST_F(FleetDir, TimedFleetIsWeightedByRecordedTime) {
   for (const std::string& m : models) total += metaMedianMs(m);
   for (size_t g = 0; g < groups.size(); ++g) {
     EXPECT_NEAR(groups[g].weight, metaMedianMs(models[g]) / total, 0.1) << models[g];
+  }
+}
+
+// A fleet sample's meta.json beside its trace gives the job its unprofiled
+// original (the median of its plain steps, computed here from the list);
+// a meta.json that is not a fleet sample's is ignored with the profiled step
+// kept, not the job dropped.
+TEST_F(FleetDir, MetaJsonBesideATraceGivesTheUnprofiledOriginal) {
+  for (const std::string m : {"gpt", "mlp"}) {
+    link(kFleet + "/" + m + "/" + m + ".et.json.gz", m);
+    link(kFleet + "/" + m + "/" + m + ".kineto.json.gz", m);
+  }
+  link(kFleet + "/gpt/gpt.meta.json", "gpt");
+  std::ofstream(dir_ / "mlp" / "mlp.meta.json") << "{\"not\": \"a fleet meta\"}";
+  const FleetScan scan = scanFleet(dir_.string());
+  ASSERT_EQ(scan.jobs.size(), 2u);
+  for (const FleetJob& j : scan.jobs) {
+    const JobFacts f = readJobFacts(j);
+    ASSERT_TRUE(f.error.empty()) << j.name << ": " << f.error;
+    std::ifstream in(kFleet + "/" + j.name + "/" + j.name + ".meta.json");
+    std::vector<double> steps = nlohmann::json::parse(in).at("original").at("iter_ms");
+    std::sort(steps.begin(), steps.end());
+    const double plain = steps.size() % 2 ? steps[steps.size() / 2]
+                                          : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
+    if (j.name == "gpt") {
+      EXPECT_NEAR(f.original_iter_ms, plain, 1e-9);
+    } else {
+      EXPECT_GT(f.original_iter_ms, 0);  // the profiled step, not the bad meta's nothing
+      EXPECT_GT(std::abs(f.original_iter_ms - plain), 1e-6);
+    }
   }
 }
 
