@@ -69,17 +69,9 @@ for name in "${SAMPLES[@]}"; do
   fi
 done
 
-WORK="$(mktemp -d -t etb-fidelity.XXXXXX)"
-# shellcheck source=scripts/priority.sh
-. scripts/priority.sh
-cleanup() {
-  etbRestorePriority
-  [ -n "${FIDELITY_KEEP:-}" ] || rm -rf "$WORK"
-}
-trap cleanup EXIT
-etbRaisePriority "$NICE"
-echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) cores;" \
-  "this run may use CPUs $(taskset -cp $$ 2>/dev/null | sed 's/.*: //')" >&2
+# shellcheck source=scripts/fidelity_common.sh
+. scripts/fidelity_common.sh
+etbStartMeasurement fidelity "$NICE"
 
 for ((r = 1; r <= ROUNDS; r++)); do
   for name in "${SAMPLES[@]}"; do

@@ -12,7 +12,7 @@
 #   scripts/fidelity_ddp.sh [SAMPLE...]   default: ddp_mlp2 ddp_mlp4 ddp_transformer2 ddp_transformer4
 # Environment: ETB_REPLAY, ETB_PYTHON, FIDELITY_ROUNDS (default 3), FIDELITY_KEEP as fidelity.sh;
 #   FIDELITY_COMM  backend for the replay (default gloo, the recording's)
-#   FIDELITY_NICE  niceness of both sides (default -15 as root, else 0; scripts/priority.sh)
+#   FIDELITY_NICE  niceness of both sides (default -15 as root, else 0; scripts/fidelity_common.sh)
 set -euo pipefail
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 cd "$(dirname "$0")/.."
@@ -40,16 +40,9 @@ for name in "${SAMPLES[@]}"; do
   fi
 done
 
-WORK="$(mktemp -d -t etb-fidelity-ddp.XXXXXX)"
-# shellcheck source=scripts/priority.sh
-. scripts/priority.sh
-cleanup() {
-  etbRestorePriority
-  [ -n "${FIDELITY_KEEP:-}" ] || rm -rf "$WORK"
-}
-trap cleanup EXIT
-etbRaisePriority "$NICE"
-echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(getconf _NPROCESSORS_ONLN) cores" >&2
+# shellcheck source=scripts/fidelity_common.sh
+. scripts/fidelity_common.sh
+etbStartMeasurement fidelity-ddp "$NICE"
 
 ranksOf() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["world_size"])' "$1"; }
 
