@@ -107,6 +107,7 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
 void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   at::manual_seed(1234);
   measureDispatch(o, hw);
+  detail::measureReplayStep(o, hw);
   measureGemm(o, hw);
   measureConv(o, hw);
   detail::measureFirstTouch(o, hw);

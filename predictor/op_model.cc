@@ -81,7 +81,8 @@ std::string opKind(const trace::Trace& t, const trace::Node& node) {
   return std::string(t.name(node));
 }
 
-OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(std::move(index_dist)) {
+OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_backend)
+    : hw_(hw), dist_(std::move(index_dist)), comm_(std::move(comm_backend)) {
   for (const GemmPoint& g : hw.gemm) {
     gemm_.push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
   }
@@ -338,7 +339,7 @@ double OpModel::collectiveUs(const std::string& type, int group_size, double alg
 
 void OpModel::buildCurves() {
   for (const CollectivePoint& c : hw_.collectives) {
-    collectives_[c.type][c.group_size].push_back({c.bytes, c.us});
+    if (c.backend == comm_) collectives_[c.type][c.group_size].push_back({c.bytes, c.us});
   }
   const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
   for (auto& [type, groups] : collectives_) {
