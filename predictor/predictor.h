@@ -28,6 +28,10 @@ struct PredictOptions {
   // (the trace's process groups when built in, else MPI).
   std::string comm;
   std::string profile_path = "--hw";  // named when the profile lacks curves
+  // Cores the ranks share on this machine (0 = one each): more ranks than
+  // cores time-slice (schedule.h), as et_replay's ranks do under mpirun on
+  // fewer cores.
+  int cores = 0;
 };
 
 struct OpPrediction {
