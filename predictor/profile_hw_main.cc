@@ -40,7 +40,9 @@ int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
   predict::HwProfile hw;
   hw.identity = predict::thisMachine(o, *comm);
   if (root) predict::measureCompute(o, hw);
-  comm->barrier();
+  // The others sleep meanwhile: a rank spinning in MPI_Barrier on a core it
+  // shares with rank 0 would halve every kernel's measured rate.
+  comm->sleepingBarrier();
   predict::measureCollectives(o, *comm, hw);
   if (comm->worldSize() > 1 && replay::commBackendBuilt("gloo")) {
     comm = replay::switchCommBackend(comm, "gloo", copts);
