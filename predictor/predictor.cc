@@ -224,7 +224,8 @@ Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
     p.ranks.back().rank = r;
     steps[static_cast<size_t>(r)] = StepBuilder(t, r, world, model, profile, p, p.ranks.back()).build(o);
   }
-  runSchedule(steps, p.ranks, o.cores);
+  // Host cores matter to CPU replays (a GPU rank's kernels run on its device).
+  runSchedule(steps, p.ranks, o.device.rfind("cuda", 0) == 0 ? 0 : o.cores);
   for (const RankPrediction& rp : p.ranks) p.iter_ms = std::max(p.iter_ms, rp.iter_us / 1e3);
   const RankPrediction& r0 = p.ranks.front();
   if (r0.host_us >= 0) p.iter_with_host_ms = r0.iter_us / 1e3 + r0.host_us / 1e3;

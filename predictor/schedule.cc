@@ -11,10 +11,13 @@
 namespace etb::predict {
 namespace {
 
+// One collective call across its group: it runs once every member posted
+// it, as a job of its measured time on the shared cores.
 struct Instance {
   int arrived = 0;
-  double last_arrival = 0;
-  double end = -1;  // known once every member arrived
+  int members = 1;
+  double left = -1;  // work to go once every member arrived
+  double end = -1;   // known once it completed
 };
 
 struct Pending {
@@ -23,13 +26,13 @@ struct Pending {
   int64_t seq = -1;
 };
 
-// Where one rank is: at step pc, computing (`left` us of CPU work to go),
-// blocked until a known time, or waiting for a collective's other members.
+// Where one rank is: at step pc, computing (`left` us of CPU work to go)
+// or blocked on communication since `blocked`.
 struct RankState {
   size_t pc = 0;
-  double left = -1;         // < 0: the compute step at pc has not started
-  double until = -1;        // blocked until then (communication)
-  double arrived = -1;      // when it posted the synchronous collective at pc
+  double left = -1;     // < 0: the compute step at pc has not started
+  double blocked = -1;  // when it started waiting at pc (or at the end)
+  bool posted = false;  // the collective at pc was posted
   std::vector<Pending> pending;
   bool done = false;
 };
@@ -40,14 +43,13 @@ class Scheduler {
       : steps_(steps), ranks_(ranks), st_(steps.size()), cores_(cores) {}
 
   void run() {
-    for (;;) {
+    do {
       bool moved = true;
       while (moved) {
         moved = false;
         for (size_t r = 0; r < steps_.size(); ++r) moved |= settle(r);
       }
-      if (!advanceClock()) break;
-    }
+    } while (advanceClock());
     for (size_t r = 0; r < steps_.size(); ++r) {
       if (!st_[r].done) stuck(r);
     }
@@ -60,7 +62,6 @@ class Scheduler {
     RankState& s = st_[r];
     bool moved = false;
     while (!s.done) {
-      if (s.until > now_) return moved;
       if (s.pc == steps_[r].size()) return finish(r) || moved;
       const Step& step = steps_[r][s.pc];
       if (step.kind == Step::Kind::kCompute) {
@@ -75,22 +76,18 @@ class Scheduler {
         return moved;
       }
       ++s.pc;
-      s.left = s.arrived = -1;
+      s.left = s.blocked = -1;
+      s.posted = false;
       moved = true;
     }
     return moved;
   }
 
   // All steps taken: pending async collectives end the iteration. True
-  // when that changed anything.
+  // when the rank is done.
   bool finish(size_t r) {
     RankState& s = st_[r];
-    for (const Pending& p : s.pending) {
-      if (instances_[p.key].end < 0) return false;  // a member has not posted it yet
-    }
-    for (const Pending& p : s.pending) block(r, now_, instances_[p.key].end);
-    s.pending.clear();
-    if (s.until > now_) return true;
+    if (!unblocked(r, [](const Pending&) { return true; })) return false;
     s.done = true;
     ranks_[r].iter_us = now_;
     return true;
@@ -99,71 +96,77 @@ class Scheduler {
   bool collective(size_t r, const Step& step) {
     RankState& s = st_[r];
     Instance& in = instances_[step.key];
-    if (s.arrived < 0) {
-      s.arrived = now_;
+    if (!s.posted) {
+      s.posted = true;
       ranks_[r].ops[step.op].start_us = now_;
-      in.last_arrival = in.arrived == 0 ? now_ : std::max(in.last_arrival, now_);
-      if (++in.arrived == step.members) in.end = in.last_arrival + step.us;
+      in.members = step.members;
+      if (++in.arrived == step.members) {
+        in.left = step.us;
+        if (in.left <= 0) in.end = now_;
+      }
       if (step.async) {
         s.pending.push_back({step.key, step.pg, step.seq});
         return true;
       }
+      s.blocked = now_;
     }
     if (in.end < 0) return false;
-    block(r, s.arrived, in.end);
+    ranks_[r].exposed_comm_us += now_ - s.blocked;
     return true;
   }
 
   bool wait(size_t r, const Step& step) {
-    auto& list = st_[r].pending;
-    const auto matches = [&](const Pending& p) {
+    return unblocked(r, [&](const Pending& p) {
       return step.seq < 0 || (p.pg == step.pg && p.seq == step.seq);
-    };
-    for (const Pending& p : list) {
+    });
+  }
+
+  // True once every pending collective `matches` selects has completed
+  // (they are then dropped); the time waited for them is exposed.
+  template <typename Match>
+  bool unblocked(size_t r, Match matches) {
+    RankState& s = st_[r];
+    if (s.blocked < 0) s.blocked = now_;
+    for (const Pending& p : s.pending) {
       if (matches(p) && instances_[p.key].end < 0) return false;
     }
-    for (auto it = list.begin(); it != list.end();) {
-      if (!matches(*it)) {
-        ++it;
-        continue;
-      }
-      block(r, now_, instances_[it->key].end);
-      it = list.erase(it);
-    }
+    s.pending.erase(std::remove_if(s.pending.begin(), s.pending.end(), matches), s.pending.end());
+    ranks_[r].exposed_comm_us += now_ - s.blocked;
+    s.blocked = -1;
     return true;
   }
 
-  // Rank r has been held since `from` and is until `until`: exposed time.
-  void block(size_t r, double from, double until) {
-    RankState& s = st_[r];
-    ranks_[r].exposed_comm_us += std::max(0.0, until - std::max(from, s.until));
-    s.until = std::max(s.until, until);
-  }
-
-  // Moves the clock to the next completion of a compute step or of a block;
-  // false when nothing is left that time would change. The steps that
-  // complete are set to exactly nothing left (no rounding residue that
-  // would stall the clock).
+  // Moves the clock to the next completion of a compute step or of a
+  // collective; false when nothing is running. With more demand than cores
+  // every job runs at cores / demand: a computing rank wants one core, a
+  // collective in flight the cores of its members (gloo and MPI move and
+  // reduce the data on the host, so on shared cores they slow the compute
+  // they overlap, and it them). Completed jobs are set to exactly nothing
+  // left (no rounding residue that would stall the clock).
   bool advanceClock() {
-    std::vector<size_t> computing;
-    double dt = std::numeric_limits<double>::infinity();
+    std::vector<double*> jobs;
+    std::vector<Instance*> running;
+    double demand = 0;
     for (size_t r = 0; r < steps_.size(); ++r) {
-      const RankState& s = st_[r];
-      if (s.done) continue;
-      if (s.until > now_) dt = std::min(dt, s.until - now_);
-      else if (s.left > 0) computing.push_back(r);
+      RankState& s = st_[r];
+      if (s.done || s.left <= 0) continue;
+      jobs.push_back(&s.left);
+      demand += 1;
     }
-    const double n = static_cast<double>(computing.size());
-    const double rate = cores_ > 0 && n > cores_ ? cores_ / n : 1.0;
-    for (size_t r : computing) dt = std::min(dt, st_[r].left / rate);
-    if (!std::isfinite(dt)) return false;
-    for (size_t r : computing) {
-      double& left = st_[r].left;
-      left = left / rate <= dt ? 0 : left - dt * rate;
+    for (auto& [key, in] : instances_) {
+      if (in.left <= 0) continue;
+      jobs.push_back(&in.left);
+      running.push_back(&in);
+      demand += cores_ > 0 ? std::min(in.members, cores_) : in.members;
     }
+    if (jobs.empty()) return false;
+    const double rate = cores_ > 0 && demand > cores_ ? cores_ / demand : 1.0;
+    double dt = std::numeric_limits<double>::infinity();
+    for (const double* left : jobs) dt = std::min(dt, *left / rate);
+    for (double* left : jobs) *left = *left / rate <= dt ? 0 : *left - dt * rate;
     now_ += dt;
-    for (RankState& s : st_) {
-      if (s.until > now_ && s.until - now_ <= 1e-12 * std::max(1.0, now_)) s.until = now_;
+    for (Instance* in : running) {
+      if (in->left <= 0) in->end = now_;
     }
     return true;
   }

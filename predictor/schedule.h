@@ -30,11 +30,12 @@ struct Step {
 };
 
 // Runs every rank's steps; fills iter_us, exposed_comm_us and each op's
-// start_us. `cores`: the cores the ranks share (0 = one each). Ranks that
-// compute at the same time share them evenly (processor sharing: with more
-// computing ranks than cores each runs at cores / computing), as the
-// kernel's scheduler time-slices equal-priority processes; a rank blocked
-// on communication leaves its share to the others. Throws InputError when
+// start_us. `cores`: the host cores the ranks share (0 = as many as they
+// need). Computing ranks and collectives in flight (host backends move and
+// reduce data on the CPU: a collective wants its members' cores) share them
+// evenly: with more demand than cores each runs at cores / demand, as the
+// kernel time-slices equal-priority processes; a rank blocked on
+// communication leaves its share to the others. Throws InputError when
 // ranks block on collectives that never complete (mismatched sequences),
 // naming the rank and the collective.
 void runSchedule(const std::vector<std::vector<Step>>& steps, std::vector<RankPrediction>& ranks,

@@ -85,6 +85,20 @@ TEST(Schedule, RanksSharingACoreTimeSliceWhileBothCompute) {
   EXPECT_DOUBLE_EQ(two[0].iter_us, 35);
 }
 
+// On one core an async collective overlapping compute takes its share of
+// the core: 2 ranks x 10 us of compute plus a 5 us collective is 25 us of
+// work on one core, all of it done at 25 (the collective at 15: three jobs
+// at a third each for 15 us).
+TEST(Schedule, ACollectiveInFlightSharesTheCoresWithTheComputeItOverlaps) {
+  std::vector<RankPrediction> r = ranks(2, 3);
+  runSchedule({{collective(0, 5, "g#0", 2, true), compute(1, 10), waitFor(2)},
+               {collective(0, 5, "g#0", 2, true), compute(1, 10), waitFor(2)}},
+              r, 1);
+  EXPECT_DOUBLE_EQ(r[0].iter_us, 25);
+  EXPECT_DOUBLE_EQ(r[1].iter_us, 25);
+  EXPECT_DOUBLE_EQ(r[0].exposed_comm_us, 0);
+}
+
 TEST(Schedule, AnUnwaitedAsyncCollectiveEndsTheIteration) {
   std::vector<RankPrediction> r = ranks(1, 2);
   runSchedule({{compute(0, 1), collective(1, 9, "g#0", 1, true)}}, r);
