@@ -7,9 +7,19 @@
 
 namespace etb::predict {
 
+// glibc's _int_malloc serves a request from the bins, then from the top
+// chunk, and only one that would grow the heap goes to sysmalloc, which
+// maps it when it is at least the mmap threshold.
+bool HeapModel::fitsInHeap(double bytes) const {
+  for (const auto& [at, chunk] : chunks_) {
+    if (chunk.free && chunk.size >= bytes) return true;
+  }
+  return false;
+}
+
 double HeapModel::allocate(uint64_t key, double bytes) {
   bytes = std::max(bytes, 16.0) + kHeader;
-  if (bytes >= mmap_threshold_) {
+  if (bytes >= mmap_threshold_ && !fitsInHeap(bytes)) {
     // A mapped chunk is whole pages; freeing it sets the threshold to that
     // size, so a request of the same size goes to the heap next time.
     live_[key] = {std::ceil((bytes + kHeader) / kPage) * kPage, true};

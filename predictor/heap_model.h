@@ -50,6 +50,7 @@ class HeapModel {
     bool mapped = false;
   };
   double fromHeap(double bytes);
+  bool fitsInHeap(double bytes) const;
   void maybeTrim();
 
   std::map<double, Chunk> chunks_;  // by address, tiling [0, top_)

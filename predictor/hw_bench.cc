@@ -68,6 +68,10 @@ const int64_t kConvShapes[][6] = {
     {8, 128, 8, 128, 3, 1}, {8, 512, 2, 512, 3, 1},  {8, 128, 4, 128, 3, 1},
     {8, 512, 4, 512, 3, 1}, {8, 256, 4, 256, 1, 1},  {16, 3, 64, 32, 3, 1},
     {8, 64, 56, 64, 3, 1},
+    // Strided 3x3 layers on large maps and few channels (downsampling
+    // stages): without them the nearest strided point was the 7x7 stem.
+    {8, 16, 64, 32, 3, 2},  {8, 64, 64, 128, 3, 2},  {8, 16, 32, 32, 3, 2},
+    {8, 64, 32, 64, 3, 2},  {8, 32, 64, 32, 3, 1},
 };
 
 double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor& w,
@@ -107,6 +111,7 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
 void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   at::manual_seed(1234);
   measureDispatch(o, hw);
+  detail::measureReplayStep(o, hw);
   measureGemm(o, hw);
   measureConv(o, hw);
   detail::measureFirstTouch(o, hw);

@@ -29,7 +29,8 @@ void measureCompute(const ProfileOptions& options, HwProfile& profile);
 
 // Measures collectives on `comm` (every rank must call it): busbw curves of
 // all_reduce, all_gather, reduce_scatter, all_to_all and broadcast for the
-// whole world. A world of one rank measures nothing.
+// whole world, tagged with comm.backendName(). A world of one rank measures
+// nothing.
 void measureCollectives(const ProfileOptions& options, replay::Communicator& comm,
                         HwProfile& profile);
 
@@ -42,6 +43,7 @@ void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
 void measureFirstTouch(const ProfileOptions& options, HwProfile& profile);
 void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
+void measureReplayStep(const ProfileOptions& options, HwProfile& profile);
 inline std::vector<int64_t> sizesOf(const ProfileOptions& o, std::vector<int64_t> quick,
                                     std::vector<int64_t> full) {
   return o.quick ? quick : full;

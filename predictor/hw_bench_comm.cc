@@ -79,9 +79,11 @@ void measureCollectives(const ProfileOptions& o, replay::Communicator& comm, HwP
       comm.barrier();
       const double us = (replay::nowUs() - t0) / iters;
       hw.collectives.push_back({std::string(trace::commTypeName(type)), n,
-                                static_cast<double>(m.algo_bytes), us});
+                                static_cast<double>(m.algo_bytes), us, comm.backendName()});
     }
-    if (o.progress) o.progress(std::string("collectives: ") + std::string(trace::commTypeName(type)));
+    if (o.progress) {
+      o.progress("collectives (" + comm.backendName() + "): " + std::string(trace::commTypeName(type)));
+    }
   }
 }
 

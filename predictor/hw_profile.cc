@@ -16,7 +16,9 @@ using nlohmann::json;
 
 // 2: the "memory" block (first-touch cost, LLC), the "rng" and "@cold"
 // curves, cold embedding lookups, conv backward halves measured apart.
-constexpr int kSchemaVersion = 2;
+// 3: each collective point names its backend (MPI and gloo curves); the
+// replayer's own cost per op (replay_step_us).
+constexpr int kSchemaVersion = 3;
 
 // Reads `key` of `obj` as T, or throws InputError naming the path and key.
 template <typename T>
@@ -151,6 +153,7 @@ std::string profileToJson(const HwProfile& hw) {
                  {"llc_bytes", hw.memory.llc_bytes}};
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
+  j["replay_step_us"] = hw.replay_step_us;
   j["gemm"] = gemmJson(hw.gemm);
   j["bmm"] = gemmJson(hw.bmm);
   j["conv"] = convJson(hw.conv);
@@ -169,7 +172,8 @@ std::string profileToJson(const HwProfile& hw) {
   j["foreach"] = fe;
   json co = json::array();
   for (const CollectivePoint& c : hw.collectives) {
-    co.push_back({{"type", c.type}, {"group_size", c.group_size}, {"bytes", c.bytes}, {"us", c.us}});
+    co.push_back({{"type", c.type}, {"group_size", c.group_size}, {"bytes", c.bytes}, {"us", c.us},
+                  {"backend", c.backend}});
   }
   j["collectives"] = co;
   return j.dump(1) + "\n";
@@ -200,6 +204,7 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   }
   hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
   hw.view_us = field<double>(j, "view_us", path, "profile");
+  hw.replay_step_us = field<double>(j, "replay_step_us", path, "profile");
   hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");
   hw.bmm = gemmFrom(member(j, "bmm", path), path, "bmm");
   hw.conv = convFrom(member(j, "conv", path), path);
@@ -219,7 +224,8 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     hw.collectives.push_back({field<std::string>(c, "type", path, "collectives"),
                               field<int>(c, "group_size", path, "collectives"),
                               field<double>(c, "bytes", path, "collectives"),
-                              field<double>(c, "us", path, "collectives")});
+                              field<double>(c, "us", path, "collectives"),
+                              field<std::string>(c, "backend", path, "collectives")});
   }
   sortCurves(hw);
   return hw;

@@ -63,12 +63,16 @@ struct ForeachPoint {
   double us = 0;
 };
 
-// A collective on a group of `group_size` ranks, `bytes` per rank.
+// A collective on a group of `group_size` ranks, `bytes` per rank, through
+// one communication backend ("mpi", "gloo"): et_replay replays a trace on
+// the backend its process groups recorded, and gloo over loopback TCP runs
+// at a fraction of MPI's shared-memory rate, so each has its own curves.
 struct CollectivePoint {
   std::string type;  // "all_reduce", "all_gather", "all_to_all", ...
   int group_size = 0;
   double bytes = 0;
   double us = 0;
+  std::string backend = "mpi";
 };
 
 // What fresh memory costs: et_replay's outputs come from glibc malloc, which
@@ -91,6 +95,10 @@ struct HwProfile {
   MemoryFacts memory;
   double dispatch_us = 0;  // one boxed call of a trivial op, as et_replay makes it
   double view_us = 0;      // one boxed call of a view op (no data touched)
+  // What et_replay spends per op beyond the call a kernel curve times (its
+  // stack, clock stamps, releases, and a different kernel each call):
+  // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
+  double replay_step_us = 0;
   std::vector<GemmPoint> gemm;
   std::vector<GemmPoint> bmm;
   std::vector<ConvPoint> conv;

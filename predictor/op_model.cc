@@ -54,10 +54,16 @@ const std::set<std::string> kArithmetic = {
     "clamp", "clamp_min", "clamp_max", "relu", "leaky_relu", "hardtanh", "sub", "rsub", "mul",
     "div", "add", "addcmul", "addcdiv", "lerp", "maximum", "minimum", "eq", "ne", "lt", "le",
     "gt", "ge", "sign", "floor", "ceil", "round", "trunc", "frac", "logical_not", "bitwise_not"};
-const std::set<std::string> kNorm = {
-    "native_layer_norm", "native_batch_norm", "layer_norm", "batch_norm", "group_norm",
-    "native_group_norm", "_batch_norm_impl_index", "native_layer_norm_backward",
-    "native_batch_norm_backward", "native_group_norm_backward", "_native_batch_norm_legit"};
+const std::set<std::string> kNorm = {"native_layer_norm", "layer_norm", "group_norm",
+                                     "native_group_norm", "native_layer_norm_backward",
+                                     "native_group_norm_backward"};
+// Batch norm has curves of its own (per-channel statistics over N x H x W);
+// profiles without them read the norm curve.
+const std::map<std::string, std::string> kBatchNorm = {
+    {"native_batch_norm", "batchnorm"}, {"batch_norm", "batchnorm"},
+    {"_batch_norm_impl_index", "batchnorm"}, {"_native_batch_norm_legit", "batchnorm"},
+    {"native_batch_norm_backward", "batchnorm_backward"},
+    {"_batch_norm_impl_index_backward", "batchnorm_backward"}};
 const std::set<std::string> kReduction = {"sum", "mean", "amax", "amin", "max", "min", "norm",
                                           "var", "std", "argmax", "argmin", "any", "all",
                                           "prod", "logsumexp", "linalg_vector_norm"};
@@ -81,7 +87,8 @@ std::string opKind(const trace::Trace& t, const trace::Node& node) {
   return std::string(t.name(node));
 }
 
-OpModel::OpModel(const HwProfile& hw, std::string index_dist) : hw_(hw), dist_(std::move(index_dist)) {
+OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_backend)
+    : hw_(hw), dist_(std::move(index_dist)), comm_(std::move(comm_backend)) {
   for (const GemmPoint& g : hw.gemm) {
     gemm_.push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
   }
@@ -208,6 +215,10 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
     return {memoryUs(curve, sh.bytes(), cold), "memory:" + curve, false};
   }
   if (kNorm.count(name)) return {memoryUs("norm", sh.bytes(), cold), "memory:norm", false};
+  if (const auto bn = kBatchNorm.find(name); bn != kBatchNorm.end()) {
+    const std::string curve = warm_.count(bn->second) ? bn->second : "norm";
+    return {memoryUs(curve, sh.bytes(), cold), "memory:" + curve, false};
+  }
   if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes(), cold), "memory:reduction", false};
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
@@ -338,7 +349,7 @@ double OpModel::collectiveUs(const std::string& type, int group_size, double alg
 
 void OpModel::buildCurves() {
   for (const CollectivePoint& c : hw_.collectives) {
-    collectives_[c.type][c.group_size].push_back({c.bytes, c.us});
+    if (c.backend == comm_) collectives_[c.type][c.group_size].push_back({c.bytes, c.us});
   }
   const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
   for (auto& [type, groups] : collectives_) {
@@ -349,7 +360,7 @@ void OpModel::buildCurves() {
   // touch out, the heap model adds it back where the replay pays it.
   const std::map<std::string, double> out_share = {
       {"elementwise", 1.0 / 3}, {"unary", 0.5}, {"transcendental", 0.5}, {"norm", 0.5},
-      {"copy", 0.5}};
+      {"copy", 0.5}, {"batchnorm", 0.5}, {"batchnorm_backward", 1.0 / 3}};
   const double per_byte = hw_.memory.fault_us_per_page / hw_.memory.page_bytes;
   for (const auto& [cls, curve] : hw_.bandwidth) {
     std::vector<SizePoint>& warm = warm_[cls];

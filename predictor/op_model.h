@@ -41,8 +41,10 @@ struct OpEstimate {
 
 class OpModel {
  public:
-  // `index_dist` as et_replay takes it: "uniform" or "zipf:ALPHA".
-  OpModel(const HwProfile& profile, std::string index_dist);
+  // `index_dist` as et_replay takes it: "uniform" or "zipf:ALPHA";
+  // `comm_backend` the backend whose collective curves collectiveUs reads
+  // (the one et_replay would replay the trace on).
+  OpModel(const HwProfile& profile, std::string index_dist, std::string comm_backend = "mpi");
 
   // `cold`: the share of the op's input bytes that come from DRAM
   // (reuse_model.h); memory-bound ops and lookups then read their "@cold"
@@ -54,6 +56,8 @@ class OpModel {
   // nearest measured group size scaled by the ring factor. -1 when the
   // profile has no curve for `type`.
   double collectiveUs(const std::string& type, int group_size, double algo_bytes) const;
+  // True when the profile has curves of the backend this model reads.
+  bool hasCollectives() const { return !collectives_.empty(); }
 
  private:
   void fitForeach();
@@ -68,7 +72,7 @@ class OpModel {
   std::string rngClass(const OpShapes& shapes) const;
 
   const HwProfile& hw_;
-  std::string dist_;
+  std::string dist_, comm_;
   std::vector<KnnPoint<3>> gemm_;
   // Convolutions in (batch, output pixels, n, k, stride): a small feature
   // map or a strided window runs at another rate than a large, dense one of
@@ -85,7 +89,7 @@ class OpModel {
   std::vector<SizePoint> emb_bwd_fill_;
   double fe_base_ = 0, fe_tensor_ = 0;  // _foreach_: fixed and per-tensor cost
   // The memory-bound curves without first-touch costs, and the collective
-  // curves by type and group size, each sorted by bytes once.
+  // curves of comm_ by type and group size, each sorted by bytes once.
   std::map<std::string, std::vector<SizePoint>> warm_;
   std::map<std::string, std::map<int, std::vector<SizePoint>>> collectives_;
 };

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// et_predict TRACE --hw hw.json [--kineto K] [--report-json R] [--report-html H] ...
+// et_predict TRACE --hw hw.json [--comm mpi|gloo] [--kineto K] [--report-json R] ...
 // Predicts one iteration of a trace (per-rank patterns and folders as
 // et_replay takes them) on the machine a profile describes, without running
 // any of its ops. --write-chakra writes the trace set back as Chakra with
 // the predicted duration_micros, for a network simulator.
+#include <sched.h>
 #include <torch/version.h>
 
 #include <iostream>
@@ -19,6 +20,15 @@
 
 namespace {
 using namespace etb;
+
+// CPUs this process may run on (taskset, cgroups); ranks launched the same
+// way get the same ones.
+int allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
 
 struct Flags {
   std::string trace, hw, kineto, report_json, report_html, write_chakra;
@@ -54,6 +64,8 @@ void writeTimed(std::vector<trace::Trace>& traces, const predict::Prediction& p,
 int predictMain(Flags& f, int argc, char** argv) {
   const predict::HwProfile hw = predict::readProfile(f.hw);
   predict::checkProfileMatches(hw, f.hw, TORCH_VERSION, f.options.device);
+  f.options.profile_path = f.hw;
+  if (f.options.cores == 0) f.options.cores = allowedCpus();
   std::vector<trace::Trace> traces = readAll(f);
   std::vector<const trace::Trace*> ptrs;
   for (const trace::Trace& t : traces) ptrs.push_back(&t);
@@ -80,6 +92,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--world-size", f.options.world_size, "ranks replaying one trace (0 = one per trace)");
   app.add_option("--device", f.options.device, "device the prediction is for")->capture_default_str();
+  app.add_option("--cores", f.options.cores,
+                 "cores the ranks share (default: the CPUs this process may run on, as mpirun's "
+                 "ranks started the same way would)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--comm", f.options.comm,
+                 "collectives' backend, as et_replay --comm (default: the one et_replay picks: "
+                 "the trace's process groups, else mpi)")
+      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
   app.add_option("--report-json", f.report_json, "write the prediction as JSON");
   app.add_option("--report-html", f.report_html, "write a self-contained HTML page");
   app.add_option("--write-chakra", f.write_chakra, "write PREFIX.<rank>.et with predicted durations");

@@ -62,6 +62,7 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
       {"predicted",
        {{"iter_ms", p.iter_ms},
         {"iter_with_host_ms", p.iter_with_host_ms < 0 ? json(nullptr) : json(p.iter_with_host_ms)},
+        {"comm_backend", p.comm_backend},
         {"share", {{"compute", s.compute}, {"exposed_comm", s.exposed_comm}, {"overhead", s.overhead}}},
         {"kinds", kinds},
         {"ranks", ranks}}},
@@ -86,10 +87,10 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
       << ctx.profile_host << ")\n";
   std::snprintf(line, sizeof(line),
                 "# ops %llu: %llu modelled, %llu by bytes moved, %llu skipped (not in this "
-                "libtorch); %llu collectives\n",
+                "libtorch); %llu collectives (%s curves)\n",
                 static_cast<unsigned long long>(p.ops), static_cast<unsigned long long>(p.modelled),
                 static_cast<unsigned long long>(p.fallback), static_cast<unsigned long long>(p.skipped),
-                static_cast<unsigned long long>(p.comms));
+                static_cast<unsigned long long>(p.comms), p.comm_backend.c_str());
   out << line;
   out << "# " << "op kind" << std::string(28, ' ') << "count    time(us)  model\n";
   size_t shown = 0;

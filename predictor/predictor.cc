@@ -14,6 +14,7 @@
 #include "predictor/op_model.h"
 #include "predictor/schedule.h"
 #include "replayer/comm/comm_plan.h"
+#include "replayer/comm/communicator.h"
 #include "replayer/op_selection.h"
 
 namespace etb::predict {
@@ -93,6 +94,7 @@ class StepBuilder {
   }
 
   std::vector<Step> build(const PredictOptions& o) {
+    profile_path_ = o.profile_path;
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
     const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children());
@@ -131,7 +133,8 @@ class StepBuilder {
     // First touch of the pages its outputs take from a grown heap or a new
     // mapping (heap_model.h): the microbenchmark curves leave it out.
     out.first_touch_us = fresh_bytes / hw_.memory.page_bytes * hw_.memory.fault_us_per_page;
-    out.us = step.us = e.us + out.first_touch_us;
+    // et_replay's own work around the call (hw_bench_replay.cc).
+    out.us = step.us = e.us + out.first_touch_us + hw_.replay_step_us;
     rp_.compute_us += out.us;
     if (rank_ == 0) ++(e.fallback ? p_.fallback : p_.modelled);
   }
@@ -148,6 +151,12 @@ class StepBuilder {
       return;
     }
     if (world_ < 2 || !replay::comm::isDataCall(info.type)) return;  // local: completes at once
+    if (!model_.hasCollectives()) {
+      ETB_INPUT_ERROR(SourceLoc{profile_path_}, "no ", p_.comm_backend, " collective curves, but ",
+                      t_.path, " node ", n.id, " is a collective et_replay runs on ", p_.comm_backend,
+                      ": measure them with mpirun -np ", world_, " et_profile_hw (or choose the backend "
+                      "with --comm)");
+    }
     const replay::comm::GroupSpec& g = groupOf(info);
     const replay::comm::Message m =
         replay::comm::planMessage(t_, n, info, g, rank_, trace::DType::kFloat);
@@ -188,7 +197,16 @@ class StepBuilder {
   RankPrediction& rp_;
   std::vector<replay::comm::GroupSpec> groups_;
   std::map<std::string, int64_t> ordinal_;
+  std::string profile_path_;
 };
+
+// The backend et_replay would run the collectives of `t` on.
+std::string commBackendOf(const trace::Trace& t, const PredictOptions& o) {
+  replay::CommOptions c;
+  c.device = o.device;
+  c.backend = o.comm;
+  return replay::pickCommBackend(t, c);
+}
 }  // namespace
 
 Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
@@ -196,8 +214,9 @@ Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
   ETB_CHECK(!traces.empty());
   const AtenCallCounter counter;
   const int world = o.world_size > 0 ? o.world_size : static_cast<int>(traces.size());
-  const OpModel model(profile, o.index_dist);
   Prediction p;
+  p.comm_backend = commBackendOf(*traces.front(), o);
+  const OpModel model(profile, o.index_dist, p.comm_backend);
   std::vector<std::vector<Step>> steps(static_cast<size_t>(world));
   for (int r = 0; r < world; ++r) {
     const trace::Trace& t = *traces[traces.size() == 1 ? 0 : static_cast<size_t>(r)];
@@ -205,7 +224,8 @@ Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
     p.ranks.back().rank = r;
     steps[static_cast<size_t>(r)] = StepBuilder(t, r, world, model, profile, p, p.ranks.back()).build(o);
   }
-  runSchedule(steps, p.ranks);
+  // Host cores matter to CPU replays (a GPU rank's kernels run on its device).
+  runSchedule(steps, p.ranks, o.device.rfind("cuda", 0) == 0 ? 0 : o.cores);
   for (const RankPrediction& rp : p.ranks) p.iter_ms = std::max(p.iter_ms, rp.iter_us / 1e3);
   const RankPrediction& r0 = p.ranks.front();
   if (r0.host_us >= 0) p.iter_with_host_ms = r0.iter_us / 1e3 + r0.host_us / 1e3;

@@ -24,6 +24,14 @@ struct PredictOptions {
   std::string index_dist = "uniform";  // as et_replay's --index-dist
   std::string device = "cpu";
   int world_size = 0;  // one trace replayed by N ranks; 0 = number of traces
+  // Collective backend, as et_replay --comm: "" = the one et_replay picks
+  // (the trace's process groups when built in, else MPI).
+  std::string comm;
+  std::string profile_path = "--hw";  // named when the profile lacks curves
+  // Cores the ranks share on this machine (0 = one each): more ranks than
+  // cores time-slice (schedule.h), as et_replay's ranks do under mpirun on
+  // fewer cores.
+  int cores = 0;
 };
 
 struct OpPrediction {
@@ -53,6 +61,7 @@ struct KindPrediction {
 
 struct Prediction {
   double iter_ms = 0;            // slowest rank, ops as et_replay runs them
+  std::string comm_backend;      // whose collective curves were read
   double iter_with_host_ms = -1; // plus the recorded host gaps, when known
   std::vector<RankPrediction> ranks;
   std::map<std::string, KindPrediction> kinds;  // rank 0, by op name
@@ -63,7 +72,9 @@ struct Prediction {
 
 // Predicts one iteration of `traces` (one per rank, or one for every rank
 // when options.world_size > 1). Throws InputError for traces that cannot be
-// predicted (no ops in the iteration, collectives that never match).
+// predicted (no ops in the iteration, collectives that never match) and
+// for a multi-rank set with collectives when the profile has no curves of
+// the backend they would be replayed on (naming options.profile_path).
 Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
                             const HwProfile& profile, const PredictOptions& options);
 

@@ -3,7 +3,8 @@
 // et_profile_hw -o hw.json [--device cpu] [--threads N] [--quick]
 // Measures this machine once, independent of any trace. Under mpirun the
 // compute side is measured by rank 0 alone (the others wait), then every
-// rank takes part in the collective sweep of the whole world.
+// rank takes part in the collective sweep of the whole world: on MPI, then
+// on gloo when built in (et_replay replays gloo-recorded traces on gloo).
 #include <unistd.h>
 
 #include <fstream>
@@ -39,8 +40,14 @@ int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
   predict::HwProfile hw;
   hw.identity = predict::thisMachine(o, *comm);
   if (root) predict::measureCompute(o, hw);
-  comm->barrier();
+  // The others sleep meanwhile: a rank spinning in MPI_Barrier on a core it
+  // shares with rank 0 would halve every kernel's measured rate.
+  comm->sleepingBarrier();
   predict::measureCollectives(o, *comm, hw);
+  if (comm->worldSize() > 1 && replay::commBackendBuilt("gloo")) {
+    comm = replay::switchCommBackend(comm, "gloo", copts);
+    predict::measureCollectives(o, *comm, hw);
+  }
   if (!root) return 0;
   out << predict::profileToJson(hw);
   std::cout << "et_profile_hw: wrote " << out_path << " (" << hw.gemm.size() << " GEMM, "

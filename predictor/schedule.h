@@ -4,7 +4,8 @@
 // a collective starts when the last member of its group arrives (collectives
 // of a group are matched by issue order, as every backend matches them) and
 // ends its transfer time later; a synchronous one holds its caller until
-// then, an async one only its wait (or the iteration's end).
+// then, an async one only its wait (or the iteration's end). Time is one
+// clock for all ranks, so ranks that share cores slow each other down.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +30,15 @@ struct Step {
 };
 
 // Runs every rank's steps; fills iter_us, exposed_comm_us and each op's
-// start_us. Throws InputError when ranks block on collectives that never
-// complete (mismatched sequences), naming the rank and the collective.
-void runSchedule(const std::vector<std::vector<Step>>& steps, std::vector<RankPrediction>& ranks);
+// start_us. `cores`: the host cores the ranks share (0 = as many as they
+// need). Computing ranks and collectives in flight (host backends move and
+// reduce data on the CPU: a collective wants its members' cores) share them
+// evenly: with more demand than cores each runs at cores / demand, as the
+// kernel time-slices equal-priority processes; a rank blocked on
+// communication leaves its share to the others. Throws InputError when
+// ranks block on collectives that never complete (mismatched sequences),
+// naming the rank and the collective.
+void runSchedule(const std::vector<std::vector<Step>>& steps, std::vector<RankPrediction>& ranks,
+                 int cores = 0);
 
 }  // namespace etb::predict

@@ -10,7 +10,9 @@
 # Multi-rank samples (a folder with rank%d files) run under mpirun; the
 # 2-rank profile is only measured when one is listed. --hw reuses a
 # single-rank profile measured earlier (et_profile_hw --threads 1).
-# ETB_CORE=N pins every replay and prediction to core N (taskset).
+# ETB_CORE=N pins every replay, profile and prediction to core N (taskset);
+# et_predict then shares that one core among a multi-rank sample's ranks, as
+# mpirun's ranks do (--cores defaults to the CPUs it may run on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""
@@ -34,7 +36,9 @@ for entry in "${SAMPLES[@]}"; do s=${entry%%@*}; [ -f "fleet_samples/$s/$s.et.js
 t0=$(date +%s)
 if [ -n "$HW_GIVEN" ]; then HW1=$HW_GIVEN
 else "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW1" --threads 1 $QUICK; fi
-((multi)) && mpirun -np 2 "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
+# The 2-rank profile runs where the replays will (same pinning): its
+# collective curves then include how the ranks share the cores.
+((multi)) && mpirun -np 2 "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
 echo "# profiles took $(( $(date +%s) - t0 )) s ($HW1$( ((multi)) && echo ", $HW2"))"
 
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }

@@ -63,6 +63,10 @@ class Communicator {
   virtual std::shared_ptr<Work> run(CommCall& call) = 0;
 
   virtual void barrier() = 0;
+  // A barrier for a long wait: the caller sleeps between polls instead of
+  // spinning, so a rank that waits leaves its core to ranks sharing it
+  // (et_profile_hw's ranks while rank 0 measures kernels). Unused by replay.
+  virtual void sleepingBarrier() { barrier(); }
   virtual CommStats stats() const = 0;
   virtual void resetStats() = 0;
 

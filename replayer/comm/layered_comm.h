@@ -21,6 +21,7 @@ class LayeredCommunicator : public Communicator {
   int rank() const override { return control_->rank(); }
   int worldSize() const override { return control_->worldSize(); }
   void barrier() override { control_->barrier(); }
+  void sleepingBarrier() override { control_->sleepingBarrier(); }
   CommStats stats() const override { return stats_.stats(); }
   void resetStats() override { stats_.resetStats(); }
   std::vector<CollectiveStat> collectiveStats() const override { return stats_.collectiveStats(); }

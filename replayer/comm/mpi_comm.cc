@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "core/base/error.h"
 #include "core/base/log.h"
@@ -128,6 +129,15 @@ class MpiCommunicator final : public Communicator {
   std::shared_ptr<Work> run(CommCall& call) override;
 
   void barrier() override { ETB_MPI_CHECK(MPI_Barrier(ctl_)); }
+  void sleepingBarrier() override {
+    MPI_Request req;
+    ETB_MPI_CHECK(MPI_Ibarrier(ctl_, &req));
+    for (int done = 0;;) {
+      ETB_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+      if (done) return;
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  }
   CommStats stats() const override { return stats_.stats(); }
   void resetStats() override { stats_.resetStats(); }
   std::vector<CollectiveStat> collectiveStats() const override { return stats_.collectiveStats(); }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The heap model against glibc malloc's documented rules (mallopt(3)): a
-// request at or above the mmap threshold is mapped (all fresh); freeing a
+// The heap model against glibc malloc's documented rules (mallopt(3),
+// malloc.c): a request at or above the mmap threshold that no free chunk
+// can hold is mapped (all fresh); freeing a
 // mapped block raises the threshold to its size (at most 32 MiB) and the
 // trim threshold to twice that; the heap's top is returned to the OS once
 // the free space there reaches the trim threshold. Expected bytes are worked
@@ -26,6 +27,19 @@ TEST(HeapModel, AFreedMappingRaisesTheThresholdSoTheNextOneComesWarmFromTheHeap)
   EXPECT_GE(h.allocate(2, b), b);  // the heap grows by it: fresh once
   h.release(2);                    // 4 MiB free at the top < 8 MiB trim threshold
   EXPECT_EQ(h.allocate(3, b), 0);  // reused, warm
+}
+
+// malloc.c: _int_malloc tries the bins and the top chunk before sysmalloc,
+// which alone maps requests at or above the threshold: a large request
+// that fits a free chunk of the heap reuses it (nothing fresh).
+TEST(HeapModel, ARequestAboveTheThresholdThatFitsAFreeChunkReusesIt) {
+  HeapModel h;
+  h.allocate(1, 100 * 1024);  // below 128 KiB: heap, fresh
+  h.allocate(2, 100 * 1024);
+  h.allocate(3, 16);  // keeps the two from the top (no trim)
+  h.release(1);
+  h.release(2);  // 200 KiB free below the top
+  EXPECT_EQ(h.allocate(4, 150 * 1024), 0);
 }
 
 TEST(HeapModel, FreeSpaceAtTheTopBeyondTheTrimThresholdIsReturnedAndFaultsAgain) {

@@ -214,6 +214,27 @@ TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
   EXPECT_DOUBLE_EQ(model.estimate(t, t.nodes[3]).us, 0.5);
 }
 
+// Batch norm reads its own measured curve (per-channel statistics), not
+// layer norm's; a profile without it falls back to the norm curve.
+TEST(OpModel, BatchNormReadsItsOwnCurveWhenMeasured) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["norm"] = {{1000, 1}, {8000, 2}};
+  TraceBuilder b;
+  const auto x = b.tensor({2, 4, 10, 10}), y = b.tensor({2, 4, 10, 10});  // 3200 + 3200 bytes
+  const auto s1 = b.tensor({0}), s2 = b.tensor({0});
+  b.op("aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+       "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+       {x}, {y, s1, s2});
+  const trace::Trace t = b.finish();
+  const OpEstimate norm = OpModel(hw, "uniform").estimate(t, t.nodes[2]);
+  EXPECT_EQ(norm.family, "memory:norm");
+  EXPECT_NEAR(norm.us, std::pow(6.4, 1.0 / 3), 1e-9);  // log-log: 1 us * 2^(log8 6.4)
+  hw.bandwidth["batchnorm"] = {{3200, 10}, {6400, 20}};
+  const OpEstimate bn = OpModel(hw, "uniform").estimate(t, t.nodes[2]);
+  EXPECT_EQ(bn.family, "memory:batchnorm");
+  EXPECT_NEAR(bn.us, 20.0, 1e-9);
+}
+
 TEST(OpModel, CollectivesReadTheirCurveAndRescaleToAnotherGroupSize) {
   HwProfile hw = handProfile();
   hw.collectives = {{"all_reduce", 2, 1e6, 100}, {"all_reduce", 2, 4e6, 400}};

@@ -8,8 +8,10 @@
 #   refuses    a profile of another libtorch / device is refused by name
 #   bad_input  unreadable trace and profile, an old profile layout: one
 #              message, exit 2
-#   mpi        under mpirun: the collective curves exist, and the 2-rank
-#              DDP sample predicts its all_reduces from them
+#   mpi        under mpirun: MPI and (built in) gloo collective curves exist,
+#              the 2-rank DDP sample predicts its all_reduces from the curves
+#              of the backend et_replay would use, and a profile lacking
+#              them is refused by name
 # Exit 77 = skipped (a tool this case needs is missing).
 set -uo pipefail
 : "${BIN:?}" "${SRC:?}" "${WORK:?}"
@@ -92,14 +94,32 @@ mpi)
   [ -n "${MPIEXEC:-}" ] || { echo "SKIP: no mpiexec"; exit 77; }
   "$MPIEXEC" -np 2 --oversubscribe "$PROFILE" -o "$WORK/hw2.json" --quick --threads 1 \
     || fail "et_profile_hw under mpirun exited $?"
-  [ "$(json "$WORK/hw2.json" "len([c for c in d['collectives'] if c['type'] == 'all_reduce' and c['group_size'] == 2])")" -ge 2 ] \
-    || fail "no 2-rank all_reduce curve"
+  [ "$(json "$WORK/hw2.json" "len([c for c in d['collectives'] if c['type'] == 'all_reduce' and c['group_size'] == 2 and c['backend'] == 'mpi'])")" -ge 2 ] \
+    || fail "no 2-rank MPI all_reduce curve"
+  python3 -c "import jsonschema" 2>/dev/null && { python3 - "$WORK/hw2.json" "$SRC/schemas/hw_profile.schema.json" <<'PY' || fail "2-rank profile does not validate"
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+PY
+  }
+  # ddp2 recorded its process group as gloo: et_replay replays it on gloo
+  # (when built in), so et_predict must read gloo's curves, measured by the
+  # same profile run; a profile without them is refused by name.
+  backend=mpi
+  grep -q "define ETB_WITH_GLOO 1" "$BIN/etb/config.h" && backend=gloo
+  [ "$(json "$WORK/hw2.json" "len([c for c in d['collectives'] if c['type'] == 'all_reduce' and c['group_size'] == 2 and c['backend'] == '$backend'])")" -ge 2 ] \
+    || fail "no 2-rank $backend all_reduce curve"
   out="$WORK/ddp2.predict.json"
   "$PREDICT" "$SRC/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --hw "$WORK/hw2.json" --quiet \
     --report-json "$out" || fail "et_predict on ddp2 exited $?"
   [ "$(json "$out" "len(d['predicted']['ranks'])")" = 2 ] || fail "not two ranks"
   [ "$(json "$out" "d['coverage']['comms'] > 0 and all(r['comm_ms'] > 0 for r in d['predicted']['ranks'])")" = True ] \
     || fail "collectives not costed"
+  [ "$(json "$out" "d['predicted']['comm_backend']")" = "$backend" ] || fail "ddp2 not predicted on $backend"
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['collectives']=[c for c in d['collectives'] if c['backend'] != sys.argv[3]]; json.dump(d,open(sys.argv[2],'w'))" \
+    "$WORK/hw2.json" "$WORK/hw2_without.json" "$backend"
+  msg=$("$PREDICT" "$SRC/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --hw "$WORK/hw2_without.json" --quiet 2>&1); rc=$?
+  [ $rc = 2 ] && grep -q "hw2_without.json" <<<"$msg" && grep -q "no $backend collective curves" <<<"$msg" \
+    || fail "a profile without $backend curves: exit $rc: $msg"
   ;;
 *) fail "unknown case $1" ;;
 esac

@@ -6,9 +6,11 @@
 
 #include <ATen/ATen.h>
 
+#include "core/base/error.h"
 #include "core/trace_io.h"
 #include "predictor/aten_call_counter.h"
 #include "predictor/predictor.h"
+#include "replayer/comm/communicator.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::predict {
@@ -44,6 +46,90 @@ TEST(Predictor, OneRankTakesTheSumOfItsOpsAndSkipsOpsThisLibtorchLacks) {
   EXPECT_EQ(p.skipped, 1u);
   EXPECT_NEAR(p.iter_ms, (40.0 + 4.0) / 1e3, 1e-9);  // mm (measured) + relu (curve)
   EXPECT_EQ(p.aten_calls, 0u);
+}
+
+// et_replay's own cost per op (replay_step_us) joins every op it runs, not
+// the ones it skips: closed form over the same built trace.
+TEST(Predictor, EachReplayedOpPaysTheReplayStep) {
+  TraceBuilder b;
+  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
+  const auto r = b.tensor({500}), out = b.tensor({500});
+  b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
+  b.op("fbgemm::not_in_this_build(Tensor self) -> Tensor", {r}, {out});
+  const trace::Trace t = b.finish();
+  HwProfile hw = smallProfile();
+  hw.replay_step_us = 0.75;
+  const Prediction p = predictIteration({&t}, hw, {});
+  EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) / 1e3, 1e-9);
+}
+
+// One all_reduce of 1 MB between two ranks on a process group recorded as
+// gloo, after a relu (4 us on each rank).
+trace::Trace glooAllReduce() {
+  TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto r = b.tensor({500}), out = b.tensor({500});
+  b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
+  t.process_groups.push_back({"0", "default_pg", "cpu:gloo", {0, 1}, 2});
+  trace::CommInfo info;
+  info.type = trace::CommType::kAllReduce;
+  info.dtype = trace::DType::kFloat;
+  info.pg = 0;
+  info.in_elems = info.out_elems = 250000;
+  t.comms.push_back(info);
+  trace::Node n;
+  n.id = 900;
+  n.parent = 2;
+  n.kind = trace::NodeKind::kCollective;
+  n.name = t.strings.intern("record_param_comms");
+  n.comm = 0;
+  t.nodes.push_back(n);
+  return b.finish();
+}
+
+HwProfile twoBackends(bool with_gloo) {
+  HwProfile hw = smallProfile();
+  hw.collectives = {{"all_reduce", 2, 1e6, 100, "mpi"}, {"all_reduce", 2, 4e6, 400, "mpi"}};
+  if (with_gloo) {
+    hw.collectives.push_back({"all_reduce", 2, 1e6, 900, "gloo"});
+    hw.collectives.push_back({"all_reduce", 2, 4e6, 3000, "gloo"});
+  }
+  return hw;
+}
+
+// A gloo-recorded trace is replayed on gloo (replay::pickCommBackend), so
+// its collectives read the gloo curve; --comm mpi reads MPI's.
+TEST(Predictor, CollectivesReadTheCurvesOfTheBackendTheReplayUses) {
+  if (!replay::commBackendBuilt("gloo")) GTEST_SKIP() << "built without gloo: et_replay uses MPI";
+  const trace::Trace t = glooAllReduce();
+  PredictOptions o;
+  o.world_size = 2;
+  const Prediction gloo = predictIteration({&t}, twoBackends(true), o);
+  EXPECT_EQ(gloo.comm_backend, "gloo");
+  EXPECT_NEAR(gloo.iter_ms, (4.0 + 900.0) / 1e3, 1e-9);
+  o.comm = "mpi";
+  const Prediction mpi = predictIteration({&t}, twoBackends(true), o);
+  EXPECT_EQ(mpi.comm_backend, "mpi");
+  EXPECT_NEAR(mpi.iter_ms, (4.0 + 100.0) / 1e3, 1e-9);
+}
+
+// A profile without the backend's curves is refused by name, not read as
+// free communication or as another backend's.
+TEST(Predictor, AProfileWithoutTheBackendsCurvesIsRefused) {
+  const trace::Trace t = glooAllReduce();
+  PredictOptions o;
+  o.comm = "gloo";  // as --comm gloo, also where this build lacks gloo
+  o.world_size = 2;
+  o.profile_path = "hw_mpi_only.json";
+  try {
+    predictIteration({&t}, twoBackends(false), o);
+    FAIL() << "predicted a gloo collective from a profile with MPI curves only";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("hw_mpi_only.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no gloo collective curves"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node 900"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Predictor, ARecordedSampleRunsNoAtenOpAndCoversEveryOp) {
