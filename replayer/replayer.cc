@@ -78,16 +78,17 @@ RankResult rankResult(const ReplayResult& r, const std::vector<detail::Iteration
   return rr;
 }
 
-// Runs `f` on one rank at a time (a barrier between turns). The host-time
+// Runs `f` on one rank at a time, the others asleep in a barrier (a rank
+// spinning in MPI_Barrier would take the core it shares). The host-time
 // calibrations time the profiler's cost per event; ranks oversubscribing a
 // node's cores would measure each other (4 ranks on 2 cores: 9 to 23 us per
-// event on the same trace, against 9 on every rank one at a time).
+// event on the same trace, against 7.5-8.5 on every rank one at a time).
 template <class F>
 void oneRankAtATime(Communicator& comm, F&& f) {
   if (comm.worldSize() == 1) return f();
   for (int r = 0; r < comm.worldSize(); ++r) {
     if (r == comm.rank()) f();
-    comm.barrier();
+    comm.sleepingBarrier();
   }
 }
 

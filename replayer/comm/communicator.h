@@ -65,7 +65,8 @@ class Communicator {
   virtual void barrier() = 0;
   // A barrier for a long wait: the caller sleeps between polls instead of
   // spinning, so a rank that waits leaves its core to ranks sharing it
-  // (et_profile_hw's ranks while rank 0 measures kernels). Unused by replay.
+  // (et_profile_hw's ranks while rank 0 measures kernels, the replay's while
+  // one rank calibrates the host-time emulation).
   virtual void sleepingBarrier() { barrier(); }
   virtual CommStats stats() const = 0;
   virtual void resetStats() = 0;
