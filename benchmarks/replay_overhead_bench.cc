@@ -8,6 +8,7 @@
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 
+#include "core/model/tiny_op_chain.h"
 #include "replayer/comm/communicator.h"
 #include "replayer/executor.h"
 #include "replayer/op_selection.h"
@@ -18,46 +19,12 @@ using namespace etb;
 constexpr int kOps = 10000;
 constexpr int64_t kElems = 4;
 
-trace::Value tensorValue(trace::Trace& t, uint64_t id) {
-  trace::TensorRef r;
-  r.tensor_id = r.storage_id = id;
-  r.numel = kElems;
-  r.itemsize = 4;
-  r.dtype = trace::DType::kFloat;
-  r.has_device = r.has_strides = true;
-  r.device = t.strings.intern("cpu");
-  r.shape = t.lists.intern({kElems});
-  r.strides = t.lists.intern({1});
-  return trace::makeTensor(t, r, "Tensor(float)");
-}
-
 // x_{i+1} = x_i + w  (even i) or x_i * w (odd i); w and x_0 are leaves.
 trace::Trace chainTrace() {
-  trace::Trace t;
-  trace::Node root;
-  root.id = root.parent = 1;
-  root.kind = trace::NodeKind::kRoot;
-  t.nodes.push_back(root);
-  const trace::Value w = tensorValue(t, 2);
-  trace::Value x = tensorValue(t, 3);
-  const trace::StrId add = t.strings.intern(
-      "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
-  const trace::StrId mul = t.strings.intern("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor");
-  for (int i = 0; i < kOps; ++i) {
-    trace::Node n;
-    n.id = 100 + 2 * static_cast<uint64_t>(i);
-    n.parent = 1;
-    n.kind = trace::NodeKind::kOperator;
-    n.op_schema = i % 2 ? mul : add;
-    n.name = t.strings.intern(i % 2 ? "aten::mul" : "aten::add");
-    n.inputs = {x, w};
-    if (i % 2 == 0) n.inputs.push_back(trace::makeInt(t, 1));
-    x = tensorValue(t, n.id + 1);
-    n.outputs = {x};
-    t.nodes.push_back(std::move(n));
-  }
-  t.finalize();
-  return t;
+  return trace::tinyOpChain(
+      {{"aten::add", "Tensor", "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", true},
+       {"aten::mul", "Tensor", "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", true}},
+      kOps, kElems);
 }
 
 void BM_ReplayTinyOps(benchmark::State& state) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/base/log.h"
+#include "core/model/tiny_op_chain.h"
 #include "predictor/hw_bench.h"
 #include "predictor/timing.h"
 #include "replayer/replayer.h"
@@ -21,14 +22,8 @@ namespace {
 constexpr int kOps = 600;
 constexpr int64_t kElems = 8;
 
-struct Kind {
-  const char* name;
-  const char* overload;
-  const char* schema;
-  bool binary;
-};
 // Different kernels in turn (elementwise, unary, activation, reduction).
-const Kind kKinds[] = {
+const std::vector<trace::TinyOp> kKinds = {
     {"aten::add", "Tensor", "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", true},
     {"aten::mul", "Tensor", "aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", true},
     {"aten::relu", "", "aten::relu(Tensor self) -> Tensor", false},
@@ -36,63 +31,20 @@ const Kind kKinds[] = {
     {"aten::sigmoid", "", "aten::sigmoid(Tensor self) -> Tensor", false},
     {"aten::sub", "Tensor", "aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", true},
 };
-constexpr size_t kKindCount = sizeof(kKinds) / sizeof(kKinds[0]);
-
-trace::Value tensorValue(trace::Trace& t, uint64_t id) {
-  trace::TensorRef r;
-  r.tensor_id = r.storage_id = id;
-  r.numel = kElems;
-  r.itemsize = 4;
-  r.dtype = trace::DType::kFloat;
-  r.has_device = r.has_strides = true;
-  r.device = t.strings.intern("cpu");
-  r.shape = t.lists.intern({kElems});
-  r.strides = t.lists.intern({1});
-  return trace::makeTensor(t, r, "Tensor(float)");
-}
-
-// x_{i+1} = kind_i(x_i[, w]): each output is the next op's input, so the
-// replay frees one tensor per op as a recorded graph does.
-trace::Trace chainTrace() {
-  trace::Trace t;
-  t.path = "et_profile_hw:replay-step";
-  trace::Node root;
-  root.id = root.parent = 1;
-  root.kind = trace::NodeKind::kRoot;
-  t.nodes.push_back(root);
-  const trace::Value w = tensorValue(t, 2);
-  trace::Value x = tensorValue(t, 3);
-  for (int i = 0; i < kOps; ++i) {
-    const Kind& k = kKinds[static_cast<size_t>(i) % kKindCount];
-    trace::Node n;
-    n.id = 100 + 2 * static_cast<uint64_t>(i);
-    n.parent = 1;
-    n.kind = trace::NodeKind::kOperator;
-    n.op_schema = t.strings.intern(k.schema);
-    n.name = t.strings.intern(k.name);
-    n.inputs = {x};
-    if (k.binary) n.inputs.push_back(w);
-    if (std::string(k.schema).find("alpha") != std::string::npos) n.inputs.push_back(trace::makeInt(t, 1));
-    x = tensorValue(t, n.id + 1);
-    n.outputs = {x};
-    t.nodes.push_back(std::move(n));
-  }
-  t.finalize();
-  return t;
-}
 
 // Hot-loop time of one call of each kind, as the kernel curves take it.
 double hotChainUs(const ProfileOptions& o) {
   const at::Tensor x = at::rand({kElems}), w = at::rand({kElems});
   double sum = 0;
-  for (size_t i = 0; i < kKindCount; ++i) {
-    const Kind& k = kKinds[i];
+  const size_t kinds = kKinds.size();
+  for (size_t i = 0; i < kinds; ++i) {
+    const trace::TinyOp& k = kKinds[i];
     std::vector<c10::IValue> args{x};
     if (k.binary) args.emplace_back(w);
     if (std::string(k.schema).find("alpha") != std::string::npos) args.emplace_back(c10::Scalar(1));
     const double us = timeOp(k.name, k.overload, args, o.quick);
-    sum += us * static_cast<double>((kOps - static_cast<int>(i) + static_cast<int>(kKindCount) - 1) /
-                                    static_cast<int>(kKindCount));
+    sum += us * static_cast<double>((kOps - static_cast<int>(i) + static_cast<int>(kinds) - 1) /
+                                    static_cast<int>(kinds));
   }
   return sum;
 }
@@ -100,7 +52,7 @@ double hotChainUs(const ProfileOptions& o) {
 
 namespace detail {
 void measureReplayStep(const ProfileOptions& o, HwProfile& hw) {
-  const trace::Trace t = chainTrace();
+  const trace::Trace t = trace::tinyOpChain(kKinds, kOps, kElems, "et_profile_hw:replay-step");
   replay::ReplayOptions ro;
   ro.threads = o.threads;
   ro.warmup = 3;

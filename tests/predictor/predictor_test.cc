@@ -33,14 +33,20 @@ TEST(AtenCallCounter, CountsTheOpsThatRunWhileAlive) {
   EXPECT_GE(counter.calls(), 1u);
 }
 
-TEST(Predictor, OneRankTakesTheSumOfItsOpsAndSkipsOpsThisLibtorchLacks) {
+// An mm of a measured shape, a relu on the unary curve, and an op this
+// libtorch does not have.
+trace::Trace mmReluAndAnOpThisBuildLacks() {
   TraceBuilder b;
   const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
   b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
   const auto r = b.tensor({500}), out = b.tensor({500});
   b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
   b.op("fbgemm::not_in_this_build(Tensor self) -> Tensor", {r}, {out});
-  const trace::Trace t = b.finish();
+  return b.finish();
+}
+
+TEST(Predictor, OneRankTakesTheSumOfItsOpsAndSkipsOpsThisLibtorchLacks) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
   const Prediction p = predictIteration({&t}, smallProfile(), {});
   EXPECT_EQ(p.ops, 3u);
   EXPECT_EQ(p.skipped, 1u);
@@ -51,13 +57,7 @@ TEST(Predictor, OneRankTakesTheSumOfItsOpsAndSkipsOpsThisLibtorchLacks) {
 // et_replay's own cost per op (replay_step_us) joins every op it runs, not
 // the ones it skips: closed form over the same built trace.
 TEST(Predictor, EachReplayedOpPaysTheReplayStep) {
-  TraceBuilder b;
-  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
-  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
-  const auto r = b.tensor({500}), out = b.tensor({500});
-  b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
-  b.op("fbgemm::not_in_this_build(Tensor self) -> Tensor", {r}, {out});
-  const trace::Trace t = b.finish();
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
   HwProfile hw = smallProfile();
   hw.replay_step_us = 0.75;
   const Prediction p = predictIteration({&t}, hw, {});
@@ -77,14 +77,7 @@ trace::Trace glooAllReduce() {
   info.dtype = trace::DType::kFloat;
   info.pg = 0;
   info.in_elems = info.out_elems = 250000;
-  t.comms.push_back(info);
-  trace::Node n;
-  n.id = 900;
-  n.parent = 2;
-  n.kind = trace::NodeKind::kCollective;
-  n.name = t.strings.intern("record_param_comms");
-  n.comm = 0;
-  t.nodes.push_back(n);
+  b.collective(900, info);
   return b.finish();
 }
 

@@ -58,6 +58,20 @@ trace::NodeId TraceBuilder::op(const std::string& schema, std::vector<trace::Val
   return t_.nodes.back().id;
 }
 
+trace::NodeId TraceBuilder::collective(trace::NodeId id, trace::CommInfo info,
+                                       std::vector<trace::Value> inputs) {
+  trace::Node n;
+  n.id = id;
+  n.parent = 2;
+  n.kind = trace::NodeKind::kCollective;
+  n.name = t_.strings.intern("record_param_comms");
+  n.comm = static_cast<int32_t>(t_.comms.size());
+  n.inputs = std::move(inputs);
+  t_.comms.push_back(std::move(info));
+  t_.nodes.push_back(std::move(n));
+  return id;
+}
+
 trace::Trace TraceBuilder::finish() {
   t_.finalize();
   return std::move(t_);

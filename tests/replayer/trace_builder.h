@@ -20,6 +20,9 @@ class TraceBuilder {
   // An operator node under the thread root; returns its id.
   trace::NodeId op(const std::string& schema, std::vector<trace::Value> inputs,
                    std::vector<trace::Value> outputs);
+  // A record_param_comms collective node `id` under the thread root, with
+  // `info` appended to the trace's comms.
+  trace::NodeId collective(trace::NodeId id, trace::CommInfo info, std::vector<trace::Value> inputs = {});
   trace::Trace& trace() { return t_; }
   trace::Trace finish();
 

@@ -44,20 +44,11 @@ class ProbeCommunicator final : public Communicator {
 
 // A record_param_comms all_reduce whose inputs are `inputs`.
 void addComm(test::TraceBuilder& b, std::vector<trace::Value> inputs) {
-  trace::Trace& t = b.trace();
   trace::CommInfo info;
   info.type = trace::CommType::kAllReduce;
   info.dtype = trace::DType::kFloat;
   info.in_elems = info.out_elems = 16;
-  t.comms.push_back(info);
-  trace::Node n;
-  n.id = 900;
-  n.parent = 2;
-  n.kind = trace::NodeKind::kCollective;
-  n.name = t.strings.intern("record_param_comms");
-  n.comm = static_cast<int32_t>(t.comms.size() - 1);
-  n.inputs = std::move(inputs);
-  t.nodes.push_back(std::move(n));
+  b.collective(900, info, std::move(inputs));
 }
 
 TEST(Replayer, ViewsShareTheirRecordedStorage) {
