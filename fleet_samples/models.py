@@ -64,13 +64,14 @@ def buildMlp(gen):
 
 def buildResnet18(gen):
     import torchvision
-    batch, image, classes = 8, 112, 100
+    batch, image, classes = _sized(batch=8, image=112, classes=100)
     model = torchvision.models.resnet18(num_classes=classes)
     x = torch.randn(batch, 3, image, image, generator=gen)
     y = torch.randint(0, classes, (batch,), generator=gen)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
-                  "torchvision resnet18(num_classes=100), random init, cross-entropy, SGD momentum",
+                  "torchvision resnet18(num_classes=%d), random init, batch %d, 3x%dx%d, cross-entropy, "
+                  "SGD momentum" % (classes, batch, image, image),
                   {"batch": batch, "input": [batch, 3, image, image], "classes": classes},
                   True, "convolutions dominate the step")
 
@@ -135,7 +136,8 @@ def zipfIndices(gen, rows, count, alpha):
 
 
 def buildDlrm(gen):
-    batch, dense_in, dim, bag, alpha = 512, 13, 64, 20, 1.05
+    batch, dim, bag = _sized(batch=512, dim=64, bag=20)
+    dense_in, alpha = 13, 1.05
     rows = [100000, 50000, 20000, 20000, 5000, 5000, 1000, 1000]
     model = _Dlrm(dense_in, rows, dim)
     dense = torch.randn(batch, dense_in, generator=gen)
@@ -150,9 +152,10 @@ def buildDlrm(gen):
     step = _trainStep(model, opt, nn.functional.binary_cross_entropy_with_logits,
                       (dense, indices, offsets), y)
     return Sample(model, step,
-                  "DLRM-style: bottom MLP 13-512-256-64, 8 EmbeddingBag(sum, offsets) tables dim 64, "
-                  "pairwise-dot interaction (bmm + tril gather), top MLP 100-512-256-1, BCE, SGD "
-                  "(dense embedding gradients)",
+                  "DLRM-style: bottom MLP 13-512-256-%d, 8 EmbeddingBag(sum, offsets) tables dim %d, "
+                  "pairwise-dot interaction (bmm + tril gather), top MLP %d-512-256-1, batch %d, "
+                  "mean bag %d, BCE, SGD (dense embedding gradients)"
+                  % (dim, dim, dim + 36, batch, bag),
                   {"batch": batch, "dense_in": dense_in, "dim": dim, "rows": rows,
                    "mean_bag": bag, "zipf_alpha": alpha,
                    "indices_per_table": [int(i.numel()) for i in indices]},
@@ -173,14 +176,16 @@ def buildDdpMlp(gen):
 
 
 def buildLstm(gen):
-    batch, seq, features, hidden, layers, classes = 16, 32, 64, 128, 2, 10
+    batch, seq, features, hidden, layers, classes = _sized(
+        batch=16, seq=32, features=64, hidden=128, layers=2, classes=10)
     model = _LstmClassifier(features, hidden, layers, classes)
     x = torch.randn(batch, seq, features, generator=gen)
     y = torch.randint(0, classes, (batch,), generator=gen)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
-                  "nn.LSTM 2 layers, 64 -> 128 hidden, batch 16 x seq 32, last step -> Linear 128->10, "
-                  "cross-entropy, SGD momentum",
+                  "nn.LSTM %d layers, %d -> %d hidden, batch %d x seq %d, last step -> Linear "
+                  "%d->%d, cross-entropy, SGD momentum"
+                  % (layers, features, hidden, batch, seq, hidden, classes),
                   {"batch": batch, "seq": seq, "features": features, "hidden": hidden,
                    "layers": layers, "input": [batch, seq, features]},
                   False, "the CPU LSTM runs small per-time-step GEMMs and its backward is hundreds "
@@ -199,18 +204,19 @@ class _LstmClassifier(nn.Module):
 
 
 def buildConvAdamW(gen):
-    batch, image, classes = 16, 64, 10
+    batch, image, width, classes = _sized(batch=16, image=64, width=32, classes=10)
     model = nn.Sequential(
-        nn.Conv2d(3, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
-        nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
-        nn.Conv2d(64, 64, 3, stride=2, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, classes))
+        nn.Conv2d(3, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(),
+        nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), nn.BatchNorm2d(2 * width), nn.ReLU(),
+        nn.Conv2d(2 * width, 2 * width, 3, stride=2, padding=1), nn.BatchNorm2d(2 * width),
+        nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * width, classes))
     x = torch.randn(batch, 3, image, image, generator=gen)
     y = torch.randint(0, classes, (batch,), generator=gen)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
     return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (x,), y),
-                  "3 x (Conv2d 3x3 + BatchNorm + ReLU) 3->32->64->64 (stride 1, 2, 2), global "
-                  "avg-pool, Linear 64->10, batch 16, 3x64x64, cross-entropy, AdamW(foreach=True)",
+                  "3 x (Conv2d 3x3 + BatchNorm + ReLU) 3->%d->%d->%d (stride 1, 2, 2), global "
+                  "avg-pool, Linear %d->%d, batch %d, 3x%dx%d, cross-entropy, AdamW(foreach=True)"
+                  % (width, 2 * width, 2 * width, 2 * width, classes, batch, image, image),
                   {"batch": batch, "input": [batch, 3, image, image], "classes": classes},
                   True, "convolutions dominate the step; AdamW's _foreach_* ops take "
                   "Scalar[] lists")
@@ -262,16 +268,18 @@ class _Gpt(nn.Module):
 
 
 def buildGpt(gen):
-    batch, seq, vocab, d_model, heads, layers = 8, 64, 1024, 128, 4, 2
+    batch, seq, vocab, d_model, heads, layers = _sized(
+        batch=8, seq=64, vocab=1024, d_model=128, heads=4, layers=2)
     model = _Gpt(vocab, d_model, heads, layers, seq)
     idx = torch.randint(0, vocab, (batch, seq), generator=gen)
     target = torch.randint(0, vocab, (batch * seq,), generator=gen)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)
     return Sample(model, _trainStep(model, opt, nn.functional.cross_entropy, (idx,), target),
-                  "GPT-style decoder: token + position Embedding, 2 blocks (pre-LayerNorm, causal "
-                  "self-attention 4 heads with a triu mask + masked_fill, MLP 128->512->128 GELU), "
-                  "LayerNorm, Linear 128->1024 head, batch 8 x seq 64, cross-entropy, "
-                  "AdamW(foreach=True)",
+                  "GPT-style decoder: token + position Embedding, %d blocks (pre-LayerNorm, causal "
+                  "self-attention %d heads with a triu mask + masked_fill, MLP %d->%d->%d GELU), "
+                  "LayerNorm, Linear %d->%d head, batch %d x seq %d, cross-entropy, "
+                  "AdamW(foreach=True)" % (layers, heads, d_model, 4 * d_model, d_model, d_model,
+                                           vocab, batch, seq),
                   {"batch": batch, "seq": seq, "vocab": vocab, "d_model": d_model,
                    "heads": heads, "layers": layers, "input": [batch, seq]},
                   False, "many small ops (attention per head, LayerNorm, foreach optimizer over "
@@ -293,8 +301,8 @@ def buildDdpTransformer(gen):
 # DDP samples: builder and optimizer per model (ddp_record.py).
 DDP_BUILDERS = {"mlp": buildDdpMlp, "transformer": buildDdpTransformer}
 
-# Builders that read SIZES (record.py refuses --size for the others).
-SIZED = {"mlp", "transformer"}
-
 BUILDERS = {"mlp": buildMlp, "resnet18": buildResnet18, "transformer": buildTransformer,
             "dlrm": buildDlrm, "lstm": buildLstm, "conv_adamw": buildConvAdamW, "gpt": buildGpt}
+
+# Every single-rank builder reads SIZES (record.py refuses --size for the DDP samples).
+SIZED = set(BUILDERS)

@@ -90,8 +90,9 @@ def baseMeta(args, name):
         "seed": args.seed,
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "host_cpus": os.cpu_count(),
-        "recorded_with": "fleet_samples/record.py --model %s --threads %d --warmup %d --iters %d%s"
-                         % (name, args.threads, args.warmup, args.iters,
+        "recorded_with": "fleet_samples/record.py --model %s%s --threads %d --warmup %d --iters %d%s"
+                         % (args.model, " --name " + name if name != args.model else "",
+                            args.threads, args.warmup, args.iters,
                             "".join(" --size " + kv for kv in args.size)),
     }
 
@@ -125,13 +126,14 @@ def recordSingle(args):
     torch.manual_seed(args.seed)
     sample = models.BUILDERS[args.model](gen)
     times, metrics_doc = timeWithMetrics(args, sample.step)
-    prefix = os.path.join(args.out_dir, args.model)
+    name = args.name or args.model
+    prefix = os.path.join(args.out_dir, name)
     if args.metrics_only:
         # Adds the sidecar to a committed sample without touching its traces: the same program
         # and settings in a new process (same_process_as_trace false says so).
         metrics_doc["original_iter_ms_median"] = round(statistics.median(times), 3)
         metrics.write(prefix + ".metrics.json", metrics_doc)
-        print(json.dumps({"name": args.model, "metrics": prefix + ".metrics.json"}))
+        print(json.dumps({"name": name, "metrics": prefix + ".metrics.json"}))
         return
     step_index = args.warmup + args.iters
     traced_ms = recordWindow(sample.step, prefix, step_index)
@@ -140,19 +142,19 @@ def recordSingle(args):
         metrics_doc["device_properties"] = props
     metrics_doc["original_iter_ms_median"] = round(statistics.median(times), 3)
     metrics.write(prefix + ".metrics.json", metrics_doc)
-    meta = baseMeta(args, args.model)
+    meta = baseMeta(args, name)
     meta.update({"model": sample.description, "shapes": sample.shapes,
                  "compute_bound": sample.compute_bound, "compute_bound_why": sample.why,
-                 "files": {"et": args.model + ".et.json.gz",
-                           "kineto": args.model + ".kineto.json.gz",
-                           "chrome_legacy": args.model + ".chrome_legacy.json.gz",
-                           "metrics": args.model + ".metrics.json"}})
+                 "files": {"et": name + ".et.json.gz",
+                           "kineto": name + ".kineto.json.gz",
+                           "chrome_legacy": name + ".chrome_legacy.json.gz",
+                           "metrics": name + ".metrics.json"}})
     meta.update(timingMeta(times, traced_ms, step_index, args.warmup))
     meta["et_summary"] = trace_files.summarizeEt(prefix + ".et.json.gz", meta["window"]["profiler_step"])
     meta["kineto_summary"] = trace_files.summarizeKineto(prefix + ".kineto.json.gz",
                                                          prefix + ".et.json.gz")
     trace_files.writeMeta(prefix + ".meta.json", meta)
-    print(json.dumps({"name": args.model, "median_ms": meta["original"]["iter_ms_median"],
+    print(json.dumps({"name": name, "median_ms": meta["original"]["iter_ms_median"],
                       "et_nodes": meta["et_summary"].get("nodes"),
                       "cpu_util_pct": metrics_doc["cpu_util_pct"],
                       "peak_rss_mib": round(metrics_doc["peak_rss_bytes"] / 2**20, 1)}))
@@ -169,8 +171,11 @@ def main():
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--size", action="append", default=[], metavar="KEY=VALUE",
-                    help="override one of the model's sizes (mlp: batch, hidden; transformer: "
-                         "batch, seq, d_model, heads, ff, layers); repeatable")
+                    help="override one of the model's sizes (the builders in models.py name "
+                         "them: e.g. mlp: batch, hidden; gpt: batch, seq, vocab, d_model, heads, "
+                         "layers); repeatable; a wrong key lists the model's own")
+    ap.add_argument("--name", help="file prefix and meta name of a single-rank recording "
+                                   "(default: the model; e.g. a sized variant's label)")
     ap.add_argument("--metrics-only", action="store_true",
                     help="time the plain steps and write only <name>.metrics.json "
                          "(adds the sidecar to a committed sample; traces untouched)")
@@ -187,8 +192,8 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     torch.set_num_threads(args.threads)
     if args.model in ddp_record.DDP_SAMPLES:
-        if args.metrics_only:
-            ap.error("--metrics-only is for single-rank samples")
+        if args.metrics_only or args.name:
+            ap.error("--metrics-only and --name are for single-rank samples")
         ddp_record.run(args)
     else:
         recordSingle(args)

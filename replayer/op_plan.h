@@ -75,6 +75,7 @@ struct Plan {
   std::map<int32_t, LeafInit> leaf_init;
   Coverage coverage;
   uint64_t leaf_bytes = 0;
+  size_t leaf_layouts_derived = 0;  // leaves laid out by their recorded view op
   at::Device device = at::kCPU;
 };
 

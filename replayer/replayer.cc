@@ -137,6 +137,10 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   if (cost) host = detail::prepareHostPlan(trace, it, selected, plan, *cost, options.host_stall_us);
   ETB_LOG(kInfo) << "replaying " << plan.steps.size() << " nodes of " << it.name << " on "
                  << popts.device.str() << " (" << plan.coverage.skipped << " skipped)";
+  if (plan.leaf_layouts_derived > 0) {
+    ETB_LOG(kInfo) << plan.leaf_layouts_derived
+                   << " unstrided leaf views laid out by the view op that made them";
+  }
   auto sync = makeDeviceSync(popts.device.str());
   detail::Executor exec(trace, plan, comm, *sync);
   // The first iteration checks outputs and follows memory; warm-up when

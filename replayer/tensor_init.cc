@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/base/log.h"
+#include "replayer/leaf_layout.h"
 #include "replayer/op_plan.h"
 #include "replayer/zipf.h"
 
@@ -117,13 +118,19 @@ at::ScalarType toScalarType(trace::DType d) {
 }
 
 void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options) {
+  const auto derived = deriveLeafStrides(trace, plan);
+  plan.leaf_layouts_derived = derived.size();
+  auto stridesOf = [&](size_t slot, const trace::TensorRef& r) {
+    auto it = derived.find(static_cast<int32_t>(slot));
+    return it != derived.end() ? it->second : recordedStrides(trace, r);
+  };
   // Bytes per (storage id, device); storage 0 means "no storage recorded".
   std::map<std::pair<uint64_t, trace::StrId>, int64_t> bytes;
   for (size_t s = 0; s < plan.slots.size(); ++s) {
     if (!plan.is_leaf[s]) continue;
     const trace::TensorRef& r = trace.tensors[plan.slot_tensor[s]];
     if (r.storage_id == 0) continue;
-    const int64_t need = extentElems(trace.list(r.shape), recordedStrides(trace, r),
+    const int64_t need = extentElems(trace.list(r.shape), stridesOf(s, r),
                                      static_cast<int64_t>(r.offset)) * elementSize(r);
     auto& b = bytes[{r.storage_id, r.device}];
     b = std::max(b, need);
@@ -143,7 +150,7 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       const bool integral = at::isIntegralType(st, /*includeBool=*/true);
       if (integral != (pass == 1)) continue;
       const auto& shape = trace.list(r.shape);
-      const auto strides = recordedStrides(trace, r);
+      const auto strides = stridesOf(s, r);
       const auto opts = at::TensorOptions().dtype(st).device(options.device);
       at::Tensor t;
       auto buf = buffers.find({r.storage_id, r.device});

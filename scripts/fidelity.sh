@@ -13,6 +13,9 @@
 # within 10% with host time), 2 on missing results.
 #
 #   scripts/fidelity.sh [SAMPLE...]   default: every single-rank sample in fleet_samples/
+# A SAMPLE may name a size variant, MODEL@KEY=VALUE,KEY=VALUE (record.py --size overrides, e.g.
+# gpt@batch=16,d_model=192): a model at sizes no sample was recorded at, recorded fresh every
+# round (trace, profiler file and original in one process), so nothing committed is reused.
 # Environment:
 #   ETB_REPLAY      et_replay binary (default: build/replayer/et_replay)
 #   ETB_PYTHON      python with torch (default: /usr/bin/python3, Debian's torch 1.13)
@@ -63,11 +66,22 @@ case "$TRACE_KIND" in committed|fresh) ;; *)
   echo "fidelity.sh: FIDELITY_TRACE must be 'committed' or 'fresh', got '$TRACE_KIND'" >&2; exit 2;;
 esac
 for name in "${SAMPLES[@]}"; do
-  if [ ! -f "fleet_samples/$name/$name.et.json.gz" ]; then
-    echo "fidelity.sh: unknown single-rank sample '$name' (no fleet_samples/$name/$name.et.json.gz)" >&2
+  model="${name%%@*}"
+  if [ ! -f "fleet_samples/$model/$model.et.json.gz" ]; then
+    echo "fidelity.sh: unknown single-rank sample '$model' (no fleet_samples/$model/$model.et.json.gz)" >&2
     exit 2
   fi
 done
+
+# record.py arguments for a sample: its model, and for a variant its name and sizes.
+recordArgs() {
+  local name="$1" model="${1%%@*}" kv
+  echo "--model $model"
+  if [ "$name" != "$model" ]; then
+    echo "--name $name"
+    for kv in $(tr ',' ' ' <<<"${name#*@}"); do echo "--size $kv"; done
+  fi
+}
 
 # shellcheck source=scripts/fidelity_common.sh
 . scripts/fidelity_common.sh
@@ -79,19 +93,22 @@ for ((r = 1; r <= ROUNDS; r++)); do
     mkdir -p "$RW"
     trace="fleet_samples/$name/$name.et.json.gz"
     kineto="fleet_samples/$name/$name.kineto.json.gz"
+    meta="fleet_samples/$name/$name.meta.json"
+    mapfile -t rec < <(recordArgs "$name" | tr ' ' '\n')
     echo "== round $r/$ROUNDS $name: measuring the original (threads 1)" >&2
-    if [ "$TRACE_KIND" = fresh ]; then
-      nice -n "$NICE" "$PY" fleet_samples/record.py --model "$name" --out-dir "$RW/$name" \
+    if [ "$TRACE_KIND" = fresh ] || [ "$name" != "${name%%@*}" ]; then
+      nice -n "$NICE" "$PY" fleet_samples/record.py "${rec[@]}" --out-dir "$RW/$name" \
         --threads 1 --warmup 3 --iters "$ITERS" >&2
       trace="$RW/$name/$name.et.json.gz"
       kineto="$RW/$name/$name.kineto.json.gz"
+      meta="$RW/$name/$name.meta.json"
     else
-      nice -n "$NICE" "$PY" fleet_samples/record.py --model "$name" --out-dir "$RW/$name" \
+      nice -n "$NICE" "$PY" fleet_samples/record.py "${rec[@]}" --out-dir "$RW/$name" \
         --threads 1 --warmup 3 --iters "$ITERS" --metrics-only >&2
     fi
     # Index tensors as the original drew them where the sample says (dlrm: Zipf); the replay's
     # default is uniform, which gathers more distinct embedding rows.
-    dist="$("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])).get("shapes",{}).get("zipf_alpha"); print("zipf:%s" % a if a else "uniform")' "fleet_samples/$name/$name.meta.json")"
+    dist="$("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])).get("shapes",{}).get("zipf_alpha"); print("zipf:%s" % a if a else "uniform")' "$meta")"
     echo "== round $r/$ROUNDS $name: replaying $trace (--index-dist $dist)" >&2
     # a failed replay is reported in the table (no report file), not fatal for the others
     nice -n "$NICE" "$REPLAY" "$trace" --kineto "$kineto" --host-time emulate --device cpu --threads 1 \

@@ -89,6 +89,11 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
+def isComputeBound(name):
+    """A sized variant (MODEL@KEY=VALUE,...) counts as its model does."""
+    return name.split("@")[0] in COMPUTE_BOUND
+
+
 def fmt(v, spec):
     return "-" if v is None else spec % v
 
@@ -98,15 +103,16 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     workdir, names = argv[1], argv[2:]
-    print("%-12s | %9s | %9s | %7s | %9s | %7s | %6s | %s"
-          % ("sample", "original", "ops only", "err %", "with host", "err %", "host %", "note"))
-    print("-" * 96)
+    width = max([12] + [len(n) for n in names])
+    print("%-*s | %9s | %9s | %7s | %9s | %7s | %6s | %s"
+          % (width, "sample", "original", "ops only", "err %", "with host", "err %", "host %", "note"))
+    print("-" * (84 + width))
     results, missing, failed = {}, [], []
     for name in names:
         s = loadSample(workdir, name)
         if isinstance(s, str):
             missing.append(name)
-            print("%-12s | %s" % (name, s))
+            print("%-*s | %s" % (width, name, s))
             continue
         results[name] = s
         s["err_ops"] = median(s["errs_ops"])
@@ -115,16 +121,16 @@ def main(argv):
         notes = [s["coverage"], "%d rounds" % s["rounds"], "ops %s" % spread(s["errs_ops"])]
         if s["errs_host"] is not None:
             notes.append("host %s" % spread(s["errs_host"]))
-        if name in COMPUTE_BOUND:
+        if isComputeBound(name):
             notes.insert(0, "compute-bound")
             if abs(s["err_ops"]) > LIMIT_PCT:
                 failed.append("%s ops only %+.1f%%" % (name, s["err_ops"]))
         if s["err_host"] is None or abs(s["err_host"]) > LIMIT_PCT:
             failed.append("%s with host %s" % (name, fmt(s["err_host"], "%+.1f%%")))
-        print("%-12s | %6.1f ms | %6.1f ms | %+7.1f | %9s | %7s | %6s | %s"
-              % (name, s["original"], s["ops"], s["err_ops"], fmt(s["host"], "%6.1f ms"),
+        print("%-*s | %6.1f ms | %6.1f ms | %+7.1f | %9s | %7s | %6s | %s"
+              % (width, name, s["original"], s["ops"], s["err_ops"], fmt(s["host"], "%6.1f ms"),
                  fmt(s["err_host"], "%+7.1f"), fmt(share, "%5.1f"), "; ".join(notes)))
-    bound = [results[n]["err_ops"] for n in COMPUTE_BOUND if n in results]
+    bound = [r["err_ops"] for n, r in results.items() if isComputeBound(n)]
     g_bound = geomean(bound)
     g_ops = geomean([r["err_ops"] for r in results.values()])
     g_host = geomean([r["err_host"] for r in results.values()])

@@ -85,5 +85,97 @@ TEST(Replayer, ViewsShareTheirRecordedStorage) {
   EXPECT_TRUE(at::equal(probe.values[1], at::full({4}, 5.0f))) << probe.values[1];
 }
 
+// A 1.0.x trace records no strides. `w` and the views of it (made by
+// children of an op the replay runs whole) share one storage; `views` are
+// the children's outputs, taken by the replay as leaves.
+struct UnstridedViews {
+  trace::Trace trace;
+  std::vector<trace::Value> probed;  // w, then each view, then extra
+};
+
+trace::Value intList(trace::Trace& t, const std::vector<int64_t>& xs) {
+  trace::Value v;
+  v.kind = trace::ValueKind::kList;
+  v.type = t.strings.intern("GenericList[Int]");
+  for (int64_t x : xs) v.items.push_back(trace::makeInt(t, x));
+  return v;
+}
+
+ReplayResult replayProbed(UnstridedViews& u, ProbeCommunicator& probe) {
+  for (trace::TensorRef& r : u.trace.tensors) r.has_strides = false;
+  ReplayOptions o;
+  o.device = "cpu";
+  o.warmup = 0;
+  o.iters = 1;
+  return replayTrace(std::move(u.trace), o, probe);
+}
+
+TEST(Replayer, UnstridedLeafViewsTakeTheLayoutOfTheirRecordedViewOp) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const uint64_t kW = 500, kP = 501;
+  const auto w = b.tensor({6, 4}, trace::DType::kFloat, kW);
+  const auto wt = b.tensor({4, 6}, trace::DType::kFloat, kW);     // w.t()
+  const auto back = b.tensor({6, 4}, trace::DType::kFloat, kW);   // w.t().t()
+  const auto p = b.tensor({2, 3, 5}, trace::DType::kFloat, kP);
+  const auto pp = b.tensor({5, 2, 3}, trace::DType::kFloat, kP);  // p.permute(2, 0, 1)
+  const auto ptr = b.tensor({2, 5, 3}, trace::DType::kFloat, kP); // p.transpose(-1, 1)
+  const auto x = b.tensor({2, 4}), y = b.tensor({2, 6});
+  // linear(x, w) is replayed whole; its child t(w) is not, so w.t() is a leaf.
+  const trace::NodeId linear = b.op(
+      "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+      {x, w, trace::makeNone(t)}, {y});
+  b.op("aten::t(Tensor(a) self) -> Tensor(a)", {w}, {wt});
+  t.nodes.back().parent = linear;
+  b.op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", {p, intList(t, {2, 0, 1})},
+       {pp});
+  t.nodes.back().parent = linear;
+  b.op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+       {p, trace::makeInt(t, -1), trace::makeInt(t, 1)}, {ptr});
+  t.nodes.back().parent = linear;
+  // The backward's own t() of the saved w.t(): replayed, it gives w back.
+  b.op("aten::t(Tensor(a) self) -> Tensor(a)", {wt}, {back});
+  addComm(b, {w, wt, p, pp, ptr, back});
+  UnstridedViews u{b.finish(), {}};
+  ProbeCommunicator probe;
+  const ReplayResult r = replayProbed(u, probe);
+  EXPECT_EQ(r.coverage.skipped, 0u);
+  ASSERT_EQ(probe.seen.size(), 6u);
+  const at::Tensor &gw = probe.seen[0], &gwt = probe.seen[1], &gp = probe.seen[2];
+  // Strides in closed form: w is [6,4] row-major, p is [2,3,5] row-major.
+  EXPECT_EQ(gw.strides().vec(), (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(gwt.strides().vec(), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(probe.seen[3].strides().vec(), (std::vector<int64_t>{1, 15, 5}));
+  EXPECT_EQ(probe.seen[4].strides().vec(), (std::vector<int64_t>{15, 1, 5}));
+  EXPECT_TRUE(probe.seen[5].is_contiguous()) << probe.seen[5].strides();
+  // And they alias as recorded: the views read the same elements.
+  EXPECT_TRUE(at::equal(probe.values[1], probe.values[0].t()));
+  EXPECT_TRUE(at::equal(probe.values[3], probe.values[2].permute({2, 0, 1})));
+  EXPECT_TRUE(at::equal(probe.values[4], probe.values[2].transpose(-1, 1)));
+  EXPECT_EQ(gwt.data_ptr(), gw.data_ptr());
+  EXPECT_EQ(probe.seen[3].data_ptr(), gp.data_ptr());
+}
+
+TEST(Replayer, AViewOpWhoseShapesDisagreeLeavesTheLeafContiguous) {
+  // A recorded t() whose output shape is not its input's transposed (a
+  // reused tensor id, a hand-edited trace) says nothing about the layout.
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto w = b.tensor({6, 4}, trace::DType::kFloat, 600);
+  const auto odd = b.tensor({3, 8}, trace::DType::kFloat, 600);
+  const auto x = b.tensor({2, 4}), y = b.tensor({2, 6});
+  const trace::NodeId linear = b.op(
+      "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+      {x, w, trace::makeNone(t)}, {y});
+  b.op("aten::t(Tensor(a) self) -> Tensor(a)", {w}, {odd});
+  t.nodes.back().parent = linear;
+  addComm(b, {odd});
+  UnstridedViews u{b.finish(), {}};
+  ProbeCommunicator probe;
+  replayProbed(u, probe);
+  ASSERT_EQ(probe.seen.size(), 1u);
+  EXPECT_EQ(probe.seen[0].strides().vec(), (std::vector<int64_t>{8, 1}));
+}
+
 }  // namespace
 }  // namespace etb::replay
