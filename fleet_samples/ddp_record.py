@@ -65,10 +65,11 @@ def _worker(rank, args, port, name):
         opt.step()
 
     with metrics.Region() as region:
-        times = record.timeIterations(step, args.warmup, args.iters, barrier=dist.barrier)
+        times = record.timeIterations(step, args.warmup, args.iters, barrier=dist.barrier,
+                                      region=region)
     window = "plain steps %d..%d (after %d warmup steps, each after a barrier), no observer " \
              "or profiler attached" % (args.warmup, args.warmup + args.iters - 1, args.warmup)
-    metrics_doc = metrics.build(region, torch.get_num_threads(), window)
+    metrics_doc = metrics.build(region, torch.get_num_threads(), window, steps=args.iters)
     metrics_doc["original_iter_ms_median"] = round(statistics.median(times), 3)
     step_index = args.warmup + args.iters
     prefix = os.path.join(args.out_dir, "%s.rank%d" % (name, rank))

@@ -79,11 +79,17 @@ class Region:
         if self.gpu:
             self.gpu.start()
         self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
+        self.startFaults()
         return self
+
+    def startFaults(self):
+        """Counts page faults from here on (the first timed step: warm-up steps fault more)."""
+        self.faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
     def __exit__(self, *exc):
         self.wall = time.perf_counter() - self.wall0
         self.cpu = time.process_time() - self.cpu0
+        self.minor_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - self.faults0
         self.gpu_metrics = self.gpu.stop() if self.gpu else None
         return False
 
@@ -98,7 +104,7 @@ def deviceProperties(kineto_path):
     return doc.get("deviceProperties") if isinstance(doc, dict) else None
 
 
-def build(region, torch_threads, window, kineto_path=None, same_process=True):
+def build(region, torch_threads, window, kineto_path=None, same_process=True, steps=None):
     ru = resource.getrusage(resource.RUSAGE_SELF)
     doc = {
         "schema": SCHEMA,
@@ -109,13 +115,15 @@ def build(region, torch_threads, window, kineto_path=None, same_process=True):
         "cpu_util_pct": round(100.0 * region.cpu / region.wall, 2) if region.wall > 0 else None,
         # ru_maxrss is KiB on Linux
         "peak_rss_bytes": ru.ru_maxrss * 1024,
+        "minor_faults_per_step": round(region.minor_faults / steps, 1) if steps else None,
         "threads": {"intra_op": torch_threads, "os_threads": _osThreads()},
         "host_cpus": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
         "definitions": "cpu_util_pct = process CPU time (user+system, all threads) / wall time "
                        "of the timed steps (100 = one busy core); peak_rss_bytes = process "
                        "high-water mark (getrusage ru_maxrss) after the timed steps, before "
-                       "the recording",
+                       "the recording; minor_faults_per_step = page faults served without "
+                       "I/O (getrusage ru_minflt, whole process) over the timed steps, per step",
     }
     if region.gpu_metrics:
         doc["gpu"] = region.gpu_metrics

@@ -31,10 +31,13 @@ import models  # noqa: E402
 import trace_files  # noqa: E402
 
 
-def timeIterations(step, warmup, iters, barrier=None):
-    """Per-iteration wall time (ms) of the plain step, no observer or profiler attached."""
+def timeIterations(step, warmup, iters, barrier=None, region=None):
+    """Per-iteration wall time (ms) of the plain step, no observer or profiler attached.
+    `region` (metrics.Region) counts page faults from the first timed step on."""
     for _ in range(warmup):
         step()
+    if region:
+        region.startFaults()
     times = []
     for _ in range(iters):
         if barrier:
@@ -114,10 +117,10 @@ def timingMeta(times, traced_ms, step_index, warmup):
 def timeWithMetrics(args, step):
     """Times the plain steps and measures the original's system metrics over them."""
     with metrics.Region(use_gpu=torch.cuda.is_available()) as region:
-        times = timeIterations(step, args.warmup, args.iters)
+        times = timeIterations(step, args.warmup, args.iters, region=region)
     window = "plain steps %d..%d (after %d warmup steps), no observer or profiler attached" % (
         args.warmup, args.warmup + args.iters - 1, args.warmup)
-    return times, metrics.build(region, torch.get_num_threads(), window,
+    return times, metrics.build(region, torch.get_num_threads(), window, steps=args.iters,
                                 same_process=not args.metrics_only)
 
 

@@ -85,6 +85,7 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
   const trace::Iteration it = replay::chooseIteration(t, iteration);
   const std::vector<replay::SelectedNode> selected = replay::selectNodes(t, it);
   if (selected.empty()) ETB_INPUT_ERROR(SourceLoc{t.path}, "no operators to replay in ", it.name);
+  const replay::ViewLayouts layouts(t, selected);
   RankCode code;
   code.ops = selected.size();
   const std::string r = std::to_string(rank);
@@ -98,7 +99,7 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
       const std::string fn = "rank" + r + "Ops" + std::to_string(functions.size());
       functions.push_back(fn);
       text += "void " + fn + "(TraceBuilder& b) {\n";
-      TensorNames names(t);
+      TensorNames names(t, &layouts);
       for (size_t k = f; k < std::min(end, f + options.ops_per_function); ++k) {
         const trace::Node& n = t.nodes[selected[k].index];
         if (selected[k].is_comm) ++code.comm_ops;

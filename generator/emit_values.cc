@@ -101,13 +101,15 @@ std::string TensorNames::use(const trace::TensorRef& r, std::string& decls) {
   if (auto it = names_.find(key); it != names_.end()) return it->second;
   const int k = per_id_[r.tensor_id]++;
   std::string name = "t" + std::to_string(r.tensor_id) + (k ? "_" + std::to_string(k) : "");
+  const std::vector<int64_t>* derived = layouts_ != nullptr ? layouts_->find(r) : nullptr;
+  const bool has_strides = r.has_strides || derived != nullptr;
   std::ostringstream os;
   os << "  const TensorIx " << name << " = b.tensor(" << r.tensor_id << ", " << r.storage_id
      << ", " << r.offset << ", " << r.numel << ", " << r.itemsize << ", " << enumName(r.dtype)
      << ", " << sv(t_.str(r.device)) << ", " << intList(t_.list(r.shape)) << ", "
-     << intList(t_.list(r.strides));
-  if (!r.has_device || !r.has_strides) {
-    os << ", " << (r.has_device ? "true" : "false") << ", " << (r.has_strides ? "true" : "false");
+     << intList(derived != nullptr ? *derived : t_.list(r.strides));
+  if (!r.has_device || !has_strides) {
+    os << ", " << (r.has_device ? "true" : "false") << ", " << (has_strides ? "true" : "false");
   }
   os << ");\n";
   decls += os.str();

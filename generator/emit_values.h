@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/model/trace.h"
+#include "replayer/leaf_layout.h"
 
 namespace etb::gen {
 
@@ -22,7 +23,10 @@ std::string enumName(trace::NodeKind v);
 // Names and declarations of the tensors one generated function uses.
 class TensorNames {
  public:
-  explicit TensorNames(const trace::Trace& t) : t_(t) {}
+  // `layouts`: strides for unstrided leaf views (the generated trace lacks
+  // the view ops et_replay derives them from), or null.
+  TensorNames(const trace::Trace& t, const replay::ViewLayouts* layouts)
+      : t_(t), layouts_(layouts) {}
   // The identifier for `ref`; appends its declaration to `decls` when new.
   std::string use(const trace::TensorRef& ref, std::string& decls);
 
@@ -30,6 +34,7 @@ class TensorNames {
   using Key = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t, uint32_t, int, uint32_t,
                          uint32_t, uint32_t, bool, bool>;
   const trace::Trace& t_;
+  const replay::ViewLayouts* layouts_;
   std::map<Key, std::string> names_;
   std::map<uint64_t, int> per_id_;
 };

@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/leaf_layout.h"
 
-#include <map>
 #include <optional>
+#include <set>
 #include <string_view>
-#include <tuple>
 
-namespace etb::replay::detail {
+#include "replayer/op_plan.h"
+
+namespace etb::replay {
 namespace {
-
-// A tensor's identity without strides (the traces this serves have none).
-using Identity = std::tuple<uint64_t, uint64_t, uint64_t, trace::ListId, trace::DType>;
-
-Identity identityOf(const trace::TensorRef& r) {
-  return {r.tensor_id, r.storage_id, r.offset, r.shape, r.dtype};
-}
 
 bool isTransposingView(std::string_view name) {
   return name == "aten::t" || name == "aten::transpose" || name == "aten::permute" ||
@@ -62,62 +56,63 @@ std::vector<int64_t> permuted(const trace::Node& view, std::string_view name,
   return out ? *out : std::vector<int64_t>{};
 }
 
-class Deriver {
- public:
-  Deriver(const trace::Trace& t, const Plan& plan) : t_(t) {
-    for (size_t s = 0; s < plan.slots.size(); ++s) {
-      if (!plan.is_leaf[s]) continue;
-      const trace::TensorRef& r = t_.tensors[plan.slot_tensor[s]];
-      if (!r.has_strides) leaf_[identityOf(r)] = static_cast<int32_t>(s);
-    }
-    for (uint32_t i = 0; i < t_.nodes.size(); ++i) {
-      const trace::Node& n = t_.nodes[i];
-      if (n.outputs.empty() || n.outputs[0].kind != trace::ValueKind::kTensor) continue;
-      if (!isTransposingView(t_.name(n)) || n.inputs.empty()) continue;
-      if (n.inputs[0].kind != trace::ValueKind::kTensor) continue;
-      const Identity id = identityOf(t_.tensors[n.outputs[0].tensor]);
-      if (leaf_.count(id) != 0) producer_.emplace(id, i);  // the first one recorded
-    }
-  }
-
-  std::unordered_map<int32_t, std::vector<int64_t>> run() {
-    std::unordered_map<int32_t, std::vector<int64_t>> out;
-    for (const auto& [id, node] : producer_) {
-      if (auto strides = derive(id, 0)) out[leaf_.at(id)] = std::move(*strides);
-    }
-    return out;
-  }
-
- private:
-  // Strides of the tensor `id` as recorded views made it; depth-limited
-  // (chains are short; a cycle of reused ids must not loop).
-  std::optional<std::vector<int64_t>> derive(const Identity& id, int depth) {
-    auto p = producer_.find(id);
-    if (p == producer_.end() || depth > 8) return std::nullopt;
-    const trace::Node& view = t_.nodes[p->second];
-    const std::string_view name = t_.name(view);
-    const trace::TensorRef& in = t_.tensors[view.inputs[0].tensor];
-    std::vector<int64_t> in_strides;
-    if (auto d = derive(identityOf(in), depth + 1)) {
-      in_strides = std::move(*d);
-    } else {
-      in_strides = recordedStrides(t_, in);
-    }
-    const auto& out_shape = t_.list(std::get<3>(id));
-    if (permuted(view, name, t_.list(in.shape)) != out_shape) return std::nullopt;
-    return applyView(view, name, std::move(in_strides));
-  }
-
-  const trace::Trace& t_;
-  std::map<Identity, int32_t> leaf_;
-  std::map<Identity, uint32_t> producer_;
-};
-
 }  // namespace
 
-std::unordered_map<int32_t, std::vector<int64_t>> deriveLeafStrides(const trace::Trace& trace,
-                                                                   const Plan& plan) {
-  return Deriver(trace, plan).run();
+ViewLayouts::Identity ViewLayouts::identityOf(const trace::TensorRef& r) {
+  return {r.tensor_id, r.storage_id, r.offset, r.shape, r.dtype};
 }
 
-}  // namespace etb::replay::detail
+ViewLayouts::ViewLayouts(const trace::Trace& t, const std::vector<SelectedNode>& selected)
+    : t_(t) {
+  std::set<Identity> produced;  // by the replayed nodes: not leaves
+  for (const SelectedNode& s : selected) {
+    for (const trace::Value& v : t_.nodes[s.index].outputs) {
+      if (v.kind == trace::ValueKind::kTensor) produced.insert(identityOf(t_.tensors[v.tensor]));
+      for (const trace::Value& item : v.items) {
+        if (item.kind == trace::ValueKind::kTensor) {
+          produced.insert(identityOf(t_.tensors[item.tensor]));
+        }
+      }
+    }
+  }
+  for (uint32_t i = 0; i < t_.nodes.size(); ++i) {
+    const trace::Node& n = t_.nodes[i];
+    if (n.outputs.empty() || n.outputs[0].kind != trace::ValueKind::kTensor) continue;
+    if (!isTransposingView(t_.name(n)) || n.inputs.empty()) continue;
+    if (n.inputs[0].kind != trace::ValueKind::kTensor) continue;
+    const trace::TensorRef& out = t_.tensors[n.outputs[0].tensor];
+    if (out.has_strides || produced.count(identityOf(out)) != 0) continue;
+    producer_.emplace(identityOf(out), i);  // the first one recorded
+  }
+  for (const auto& [id, node] : producer_) {
+    std::vector<int64_t> strides;
+    if (derive(id, 0, &strides)) strides_.emplace(id, std::move(strides));
+  }
+}
+
+const std::vector<int64_t>* ViewLayouts::find(const trace::TensorRef& ref) const {
+  if (ref.has_strides) return nullptr;
+  auto it = strides_.find(identityOf(ref));
+  return it == strides_.end() ? nullptr : &it->second;
+}
+
+// The strides of tensor `id` as the recorded views made it; depth-limited
+// (chains are short; a cycle through reused ids must not loop).
+bool ViewLayouts::derive(const Identity& id, int depth, std::vector<int64_t>* out) const {
+  auto p = producer_.find(id);
+  if (p == producer_.end() || depth > 8) return false;
+  const trace::Node& view = t_.nodes[p->second];
+  const std::string_view name = t_.name(view);
+  const trace::TensorRef& in = t_.tensors[view.inputs[0].tensor];
+  std::vector<int64_t> in_strides;
+  if (!derive(identityOf(in), depth + 1, &in_strides)) {
+    in_strides = detail::recordedStrides(t_, in);
+  }
+  if (permuted(view, name, t_.list(in.shape)) != t_.list(std::get<3>(id))) return false;
+  auto strides = applyView(view, name, std::move(in_strides));
+  if (!strides) return false;
+  *out = std::move(*strides);
+  return true;
+}
+
+}  // namespace etb::replay

@@ -3,28 +3,47 @@
 // Leaf layouts the recording implies but does not state. Traces before
 // schema 1.1.1 carry no strides, so a leaf (a tensor no replayed op
 // produces) would be allocated contiguous. Many leaves are views made by a
-// child of a replayed op: aten::linear saves weight.t() for its backward,
-// and the backward's own aten::t turns it back into the contiguous weight.
-// Allocated contiguous, that saved tensor becomes a transposed operand of
-// every backward GEMM, which BLAS runs on another path (2.5x slower for a
-// [16,1024] x [1024,256] mm). The producing view op is in the trace, so its
-// layout is derived from it here.
+// child of a replayed op: aten::linear and aten::lstm save weight.t() for
+// their backward, whose own aten::t turns it back into the contiguous
+// weight. Allocated contiguous, that saved tensor made every backward GEMM
+// take a transposed operand, another BLAS path (2.5x slower for a
+// [16,1024] x [1024,256] mm). The producing view op is in the trace, so the
+// layout is derived from it: by et_replay when it allocates leaves, and by
+// et_generate, which writes the derived strides into the generated trace
+// (its programs hold only the replayed nodes, not the children).
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "core/model/trace.h"
-#include "replayer/op_plan.h"
+#include "replayer/op_selection.h"
 
-namespace etb::replay::detail {
+namespace etb::replay {
 
-// Strides per leaf slot, for leaves without recorded strides that a
-// recorded transposing view op (aten::t, transpose, permute, swapaxes,
-// swapdims) produced from a tensor of known layout (itself such a leaf,
-// recorded strides, or contiguous). Slots not in the map keep the default.
-std::unordered_map<int32_t, std::vector<int64_t>> deriveLeafStrides(const trace::Trace& trace,
-                                                                   const Plan& plan);
+class ViewLayouts {
+ public:
+  // Derives strides for the tensors without recorded strides that no node
+  // of `selected` produces and that a recorded transposing view op (aten::t,
+  // transpose, permute, swapaxes, swapdims) made from a tensor of known
+  // layout (such a tensor itself, recorded strides, or contiguous).
+  ViewLayouts(const trace::Trace& trace, const std::vector<SelectedNode>& selected);
 
-}  // namespace etb::replay::detail
+  // The derived strides of `ref`, or null when it keeps its default.
+  const std::vector<int64_t>* find(const trace::TensorRef& ref) const;
+  size_t size() const { return strides_.size(); }
+
+ private:
+  // A tensor's identity without strides (the traces this serves have none).
+  using Identity = std::tuple<uint64_t, uint64_t, uint64_t, trace::ListId, trace::DType>;
+  static Identity identityOf(const trace::TensorRef& r);
+  bool derive(const Identity& id, int depth, std::vector<int64_t>* out) const;
+
+  const trace::Trace& t_;
+  std::map<Identity, uint32_t> producer_;  // node index of the view op
+  std::map<Identity, std::vector<int64_t>> strides_;
+};
+
+}  // namespace etb::replay

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/model/trace.h"
+#include "replayer/leaf_layout.h"
 #include "replayer/op_selection.h"
 #include "replayer/replay_result.h"
 
@@ -90,8 +91,10 @@ struct PlanOptions {
 Plan buildPlan(const trace::Trace& trace, const std::vector<SelectedNode>& nodes,
                const PlanOptions& options);
 
-// Allocates leaf tensors per storage and fills them (tensor_init.cc).
-void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options);
+// Allocates leaf tensors per storage and fills them (tensor_init.cc), laid
+// out as recorded or, without recorded strides, as `layouts` derives.
+void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options,
+                    const ViewLayouts& layouts);
 
 // Shape/stride helpers shared by the plan and the checks.
 std::vector<int64_t> recordedStrides(const trace::Trace& trace, const trace::TensorRef& ref);

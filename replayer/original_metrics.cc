@@ -48,6 +48,7 @@ OriginalSystem readOriginalMetrics(const std::string& path) {
   const double rss = number(doc, "peak_rss_bytes", path).value_or(0);
   if (rss < 0) ETB_INPUT_ERROR(SourceLoc{path}, "metrics field \"peak_rss_bytes\" is negative");
   o.metrics.peak_rss_bytes = static_cast<uint64_t>(rss);
+  o.metrics.minor_faults_per_iter = number(doc, "minor_faults_per_step", path).value_or(-1);
   if (auto th = doc.find("threads"); th != doc.end() && th->is_object()) {
     o.threads = static_cast<int>(number(*th, "intra_op", path).value_or(-1));
     o.os_threads = static_cast<int>(number(*th, "os_threads", path).value_or(-1));

@@ -248,7 +248,7 @@ Plan buildPlan(const trace::Trace& trace, const std::vector<SelectedNode>& nodes
   plan.device = options.device;
   plan.coverage.replayed = plan.coverage.operators - plan.coverage.skipped_ops.size();
   plan.coverage.skipped = plan.coverage.skipped_ops.size();
-  allocateLeaves(trace, plan, options);
+  allocateLeaves(trace, plan, options, ViewLayouts(trace, nodes));
   return plan;
 }
 

@@ -45,6 +45,9 @@ struct Coverage {
   std::vector<SkippedOp> noop_ops;
   uint64_t comms = 0;           // communication nodes selected
   uint64_t comms_replayed = 0;  // of those, run by the communicator
+  // Leaf tensors laid out as non-contiguous views of their storage: recorded
+  // strides, or (traces without strides) those of the view op that made them.
+  uint64_t strided_leaves = 0;
 };
 
 // One selected op: its replay time per measured iteration and the original.
@@ -83,6 +86,9 @@ struct SystemMetrics {
   double cpu_util_pct = -1;     // process CPU time / wall time, all cores
   uint64_t peak_rss_bytes = 0;
   uint64_t peak_tensor_bytes = 0;  // peak bytes held by replay tensors
+  // Page faults served without I/O (first touch of memory the heap got
+  // from, or gave back to, the kernel) per measured iteration; -1 unknown.
+  double minor_faults_per_iter = -1;
   // GPU (NVML); absent where there is no GPU.
   std::optional<double> gpu_util_pct;
   std::optional<uint64_t> gpu_mem_bytes;

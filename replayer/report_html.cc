@@ -220,6 +220,11 @@ void systemTable(std::ostringstream& s, const ReplayResult& r) {
   systemRow(s, "CPU utilisation", pct(a.cpu_util_pct), pct(b.cpu_util_pct));
   systemRow(s, "peak RSS", formatBytes(a.peak_rss_bytes),
             b.peak_rss_bytes ? formatBytes(b.peak_rss_bytes) : "-");
+  auto faults = [](double v) { return v >= 0 ? formatFixed(v, 0) : std::string("-"); };
+  if (a.minor_faults_per_iter >= 0 || b.minor_faults_per_iter >= 0) {
+    systemRow(s, "minor page faults per iteration", faults(a.minor_faults_per_iter),
+              faults(b.minor_faults_per_iter));
+  }
   systemRow(s, "threads", std::to_string(r.threads), o.threads >= 0 ? std::to_string(o.threads) : "-");
   if (a.peak_tensor_bytes > 0) systemRow(s, "peak tensors", formatBytes(a.peak_tensor_bytes), "-");
   if (a.gpu_util_pct || b.gpu_util_pct) {

@@ -34,6 +34,7 @@ json systemJson(const SystemMetrics& s) {
   json j = {{"peak_rss_bytes", s.peak_rss_bytes},
             {"peak_tensor_bytes", s.peak_tensor_bytes}};
   if (s.cpu_util_pct >= 0) j["cpu_util_pct"] = s.cpu_util_pct;
+  if (s.minor_faults_per_iter >= 0) j["minor_faults_per_iter"] = s.minor_faults_per_iter;
   if (s.gpu_util_pct) j["gpu_util_pct"] = *s.gpu_util_pct;
   if (s.gpu_mem_bytes) j["gpu_mem_bytes"] = *s.gpu_mem_bytes;
   if (s.gpu_power_w) j["gpu_power_w"] = *s.gpu_power_w;
@@ -45,6 +46,7 @@ SystemMetrics systemFrom(const json& j) {
   s.cpu_util_pct = j.value("cpu_util_pct", -1.0);
   s.peak_rss_bytes = j.at("peak_rss_bytes").get<uint64_t>();
   s.peak_tensor_bytes = j.at("peak_tensor_bytes").get<uint64_t>();
+  s.minor_faults_per_iter = j.value("minor_faults_per_iter", -1.0);
   if (j.contains("gpu_util_pct")) s.gpu_util_pct = j["gpu_util_pct"].get<double>();
   if (j.contains("gpu_mem_bytes")) s.gpu_mem_bytes = j["gpu_mem_bytes"].get<uint64_t>();
   if (j.contains("gpu_power_w")) s.gpu_power_w = j["gpu_power_w"].get<double>();
@@ -102,7 +104,8 @@ json coverageJson(const Coverage& c) {
           {"noop", c.noop},
           {"noop_ops", opListJson(c.noop_ops)},
           {"comms", c.comms},
-          {"comms_replayed", c.comms_replayed}};
+          {"comms_replayed", c.comms_replayed},
+          {"strided_leaves", c.strided_leaves}};
 }
 
 json opsJson(const std::vector<OpStat>& ops) {

@@ -244,6 +244,10 @@ void printSystemBoth(const ReplayResult& r, std::ostream& os) {
   printSystemRow("cpu util", pct(a.cpu_util_pct), pct(b.cpu_util_pct), os);
   printSystemRow("peak rss", formatBytes(a.peak_rss_bytes),
                  b.peak_rss_bytes ? formatBytes(b.peak_rss_bytes) : "-", os);
+  auto faults = [](double v) { return v >= 0 ? formatFixed(v, 0) : std::string("-"); };
+  if (a.minor_faults_per_iter >= 0 || b.minor_faults_per_iter >= 0) {
+    printSystemRow("faults/iter", faults(a.minor_faults_per_iter), faults(b.minor_faults_per_iter), os);
+  }
   printSystemRow("threads", std::to_string(r.threads),
                  o.threads >= 0 ? std::to_string(o.threads) : "-", os);
   if (a.peak_tensor_bytes > 0) printSystemRow("peak tensors", formatBytes(a.peak_tensor_bytes), "-", os);

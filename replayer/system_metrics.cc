@@ -106,6 +106,12 @@ double cpuSeconds() {
   return toSeconds(ru.ru_utime) + toSeconds(ru.ru_stime);
 }
 
+uint64_t processMinorFaults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_minflt);
+}
+
 uint64_t peakRssBytes() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -131,6 +137,8 @@ void SystemSampler::start() {
     wall_s_ = cpu_s_ = 0;
     wall_start_s_ = wallSeconds();
     cpu_start_s_ = cpuSeconds();
+    faults_start_ = processMinorFaults();
+    faults_ = 0;
   }
   if (nvml_) thread_ = std::thread([this] { samplerLoop(); });
 }
@@ -142,6 +150,7 @@ void SystemSampler::stop() {
     running_ = false;
     wall_s_ = wallSeconds() - wall_start_s_;
     cpu_s_ = cpuSeconds() - cpu_start_s_;
+    faults_ = processMinorFaults() - faults_start_;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -174,6 +183,11 @@ void SystemSampler::sampleGpu() {
   util_sum_ += util.gpu;
   power_sum_w_ += milliwatts / 1000.0;
   mem_peak_ = std::max<uint64_t>(mem_peak_, mem.used);
+}
+
+uint64_t SystemSampler::minorFaults() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_ ? processMinorFaults() - faults_start_ : faults_;
 }
 
 SystemMetrics SystemSampler::metrics() const {

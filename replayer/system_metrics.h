@@ -43,6 +43,9 @@ class SystemSampler {
   // engine knows it). Valid while running too (figures so far).
   SystemMetrics metrics() const;
 
+  // Page faults served without I/O in the region, the whole process.
+  uint64_t minorFaults() const;
+
   // True when NVML loaded and the device answered.
   bool hasGpu() const;
 
@@ -57,6 +60,7 @@ class SystemSampler {
   bool running_ = false;
   double wall_start_s_ = 0, cpu_start_s_ = 0;
   double wall_s_ = 0, cpu_s_ = 0;  // of the finished region
+  uint64_t faults_start_ = 0, faults_ = 0;
   // GPU accumulators
   int gpu_samples_ = 0;
   double util_sum_ = 0, power_sum_w_ = 0;

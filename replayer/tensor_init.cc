@@ -9,7 +9,6 @@
 #include <random>
 
 #include "core/base/log.h"
-#include "replayer/leaf_layout.h"
 #include "replayer/op_plan.h"
 #include "replayer/zipf.h"
 
@@ -117,20 +116,24 @@ at::ScalarType toScalarType(trace::DType d) {
   }
 }
 
-void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options) {
-  const auto derived = deriveLeafStrides(trace, plan);
-  plan.leaf_layouts_derived = derived.size();
-  auto stridesOf = [&](size_t slot, const trace::TensorRef& r) {
-    auto it = derived.find(static_cast<int32_t>(slot));
-    return it != derived.end() ? it->second : recordedStrides(trace, r);
+void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options,
+                    const ViewLayouts& layouts) {
+  auto stridesOf = [&](const trace::TensorRef& r) {
+    const std::vector<int64_t>* derived = layouts.find(r);
+    return derived != nullptr ? *derived : recordedStrides(trace, r);
   };
+  for (size_t s = 0; s < plan.slots.size(); ++s) {
+    if (plan.is_leaf[s] && layouts.find(trace.tensors[plan.slot_tensor[s]]) != nullptr) {
+      ++plan.leaf_layouts_derived;
+    }
+  }
   // Bytes per (storage id, device); storage 0 means "no storage recorded".
   std::map<std::pair<uint64_t, trace::StrId>, int64_t> bytes;
   for (size_t s = 0; s < plan.slots.size(); ++s) {
     if (!plan.is_leaf[s]) continue;
     const trace::TensorRef& r = trace.tensors[plan.slot_tensor[s]];
     if (r.storage_id == 0) continue;
-    const int64_t need = extentElems(trace.list(r.shape), stridesOf(s, r),
+    const int64_t need = extentElems(trace.list(r.shape), stridesOf(r),
                                      static_cast<int64_t>(r.offset)) * elementSize(r);
     auto& b = bytes[{r.storage_id, r.device}];
     b = std::max(b, need);
@@ -150,7 +153,7 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       const bool integral = at::isIntegralType(st, /*includeBool=*/true);
       if (integral != (pass == 1)) continue;
       const auto& shape = trace.list(r.shape);
-      const auto strides = stridesOf(s, r);
+      const auto strides = stridesOf(r);
       const auto opts = at::TensorOptions().dtype(st).device(options.device);
       at::Tensor t;
       auto buf = buffers.find({r.storage_id, r.device});
@@ -161,6 +164,7 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
         t = at::empty_strided(shape, strides, opts);
         plan.leaf_bytes += static_cast<uint64_t>(t.nbytes());
       }
+      if (!t.is_contiguous()) ++plan.coverage.strided_leaves;
       auto it = plan.leaf_init.find(static_cast<int32_t>(s));
       init.fill(t, it == plan.leaf_init.end() ? nullptr : &it->second);
       plan.slots[s] = std::move(t);

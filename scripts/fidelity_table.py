@@ -37,12 +37,14 @@ def median(values):
 
 
 def loadRound(workdir, name):
-    """(original ms, ops-only ms, with-host ms, host ms, coverage text) or a problem string."""
+    """(original ms, ops-only ms, with-host ms, host ms, coverage text, (original, replay)
+    minor page faults per iteration) or a problem string."""
     metrics_path = os.path.join(workdir, name, name + ".metrics.json")
     if not os.path.exists(metrics_path):
         return "no original measured (%s missing)" % metrics_path
     with open(metrics_path) as f:
-        original = json.load(f).get("original_iter_ms_median")
+        metrics = json.load(f)
+    original = metrics.get("original_iter_ms_median")
     report_path = os.path.join(workdir, name + ".json")
     if not os.path.exists(report_path):
         return "no replay report (et_replay failed?)"
@@ -56,7 +58,8 @@ def loadRound(workdir, name):
     host_ms = dig(report, "host_time.original_host_ms")
     if host_ms is None:  # reports before the replay's own between-op time was taken out
         host_ms = dig(report, "host_time.emulated_ms")
-    return (float(original), float(ops), host, host_ms, covered)
+    faults = (metrics.get("minor_faults_per_step"), dig(report, "system.minor_faults_per_iter"))
+    return (float(original), float(ops), host, host_ms, covered, faults)
 
 
 def loadSample(workdir, name):
@@ -72,6 +75,8 @@ def loadSample(workdir, name):
                         if all(r[i] is not None for r in rows) else None)
     return {"original": pick(0), "ops": pick(1), "host": pick(2), "host_ms": pick(3),
             "coverage": rows[-1][4], "rounds": len(rows),
+            "faults": [median([r[5][k] for r in rows]) if all(r[5][k] is not None for r in rows)
+                       else None for k in (0, 1)],
             "errs_ops": paired(1), "errs_host": paired(2)}
 
 
@@ -121,6 +126,8 @@ def main(argv):
         notes = [s["coverage"], "%d rounds" % s["rounds"], "ops %s" % spread(s["errs_ops"])]
         if s["errs_host"] is not None:
             notes.append("host %s" % spread(s["errs_host"]))
+        if None not in s["faults"]:  # heap behaviour: first touches of pages per iteration
+            notes.append("faults/iter %.0f vs %.0f" % tuple(s["faults"]))
         if isComputeBound(name):
             notes.insert(0, "compute-bound")
             if abs(s["err_ops"]) > LIMIT_PCT:

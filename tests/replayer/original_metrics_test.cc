@@ -29,7 +29,7 @@ std::string writeFile(const std::string& dir, const std::string& name, const std
 
 constexpr const char* kSidecar = R"({"schema": "etbench.metrics/1",
   "window": "plain steps 3..12", "same_process_as_trace": true,
-  "cpu_util_pct": 97.5, "peak_rss_bytes": 262144000,
+  "cpu_util_pct": 97.5, "peak_rss_bytes": 262144000, "minor_faults_per_step": 826.4,
   "threads": {"intra_op": 1, "os_threads": 3},
   "gpu": {"gpu_util_pct": 81.0, "gpu_mem_bytes": 1073741824, "gpu_power_w": 250.5},
   "device_properties": [{"id": 0, "name": "H100"}]})";
@@ -39,6 +39,7 @@ TEST(OriginalMetrics, ReadsEveryField) {
   const OriginalSystem o = readOriginalMetrics(writeFile(dir, "x.metrics.json", kSidecar));
   EXPECT_DOUBLE_EQ(o.metrics.cpu_util_pct, 97.5);
   EXPECT_EQ(o.metrics.peak_rss_bytes, 262144000u);
+  EXPECT_DOUBLE_EQ(o.metrics.minor_faults_per_iter, 826.4);
   EXPECT_EQ(o.threads, 1);
   EXPECT_EQ(o.os_threads, 3);
   EXPECT_EQ(o.window, "plain steps 3..12");
@@ -100,8 +101,10 @@ ReplayResult withOriginal() {
   o.source = "fleet_samples/x/x.metrics.json";
   o.metrics.cpu_util_pct = 97.5;
   o.metrics.peak_rss_bytes = uint64_t{250} << 20;
+  o.metrics.minor_faults_per_iter = 826.4;
   o.threads = 1;
   r.original_system = o;
+  r.system.minor_faults_per_iter = 2907.2;
   return r;
 }
 
@@ -115,7 +118,9 @@ TEST(OriginalMetrics, ReportsShowBothSides) {
   EXPECT_NE(text.find("250 MiB"), std::string::npos) << text;  // original rss
   EXPECT_NE(text.find("300 MiB"), std::string::npos) << text;  // replay rss
   EXPECT_NE(text.find("x.metrics.json"), std::string::npos) << text;
+  EXPECT_NE(text.find("#  faults/iter               2907           826"), std::string::npos) << text;
   const std::string html = reportHtml(r);
+  EXPECT_NE(html.find("<td class='n'>2907</td><td class='n'>826</td>"), std::string::npos);
   EXPECT_NE(html.find("97.5 %"), std::string::npos);
   EXPECT_NE(html.find("250 MiB"), std::string::npos);
   EXPECT_NE(html.find("<th class='n'>original</th>"), std::string::npos);
@@ -123,6 +128,8 @@ TEST(OriginalMetrics, ReportsShowBothSides) {
   EXPECT_DOUBLE_EQ(j["original_system"]["cpu_util_pct"].get<double>(), 97.5);
   EXPECT_EQ(j["original_system"]["peak_rss_bytes"].get<uint64_t>(), uint64_t{250} << 20);
   EXPECT_EQ(j["original_system"]["threads"].get<int>(), 1);
+  EXPECT_DOUBLE_EQ(j["original_system"]["minor_faults_per_iter"].get<double>(), 826.4);
+  EXPECT_DOUBLE_EQ(j["system"]["minor_faults_per_iter"].get<double>(), 2907.2);
   EXPECT_DOUBLE_EQ(j["system"]["cpu_util_pct"].get<double>(), 180);
 }
 
