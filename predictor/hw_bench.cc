@@ -110,14 +110,18 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
 
 void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   at::manual_seed(1234);
+  resetStallTally();
   measureDispatch(o, hw);
   detail::measureReplayStep(o, hw);
   measureGemm(o, hw);
   measureConv(o, hw);
   detail::measureFirstTouch(o, hw);
+  detail::measureRetention(o, hw);
   detail::measureMemoryBound(o, hw);
   detail::measureEmbedding(o, hw);
   detail::measureForeach(o, hw);
+  hw.stall_share = std::min(stallShare(), 0.9);
+  if (o.progress) o.progress("stalls: " + std::to_string(hw.stall_share) + " of the timed loops' time");
 }
 
 }  // namespace etb::predict
