@@ -238,7 +238,9 @@ void measureRetention(const ProfileOptions& o, HwProfile& hw) {
   std::vector<double> distances = {std::max(4 * hw.memory.l2_bytes, 2 * buf)};
   const std::vector<double> of_llc = o.quick ? std::vector<double>{0.25, 0.5, 1, 2, 3}
                                              : std::vector<double>{0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3};
-  for (const double f : of_llc) distances.push_back(std::max(f * llc, distances.front()));
+  for (const double f : of_llc) {
+    if (f * llc > distances.back()) distances.push_back(f * llc);
+  }
   const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::add_", "Scalar");
   std::vector<at::Tensor> bufs;
   std::vector<c10::IValue> stack;
