@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "core/base/log.h"
 #include "predictor/timing.h"
 #include "replayer/zipf.h"
 
@@ -110,14 +111,26 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
 
 void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   at::manual_seed(1234);
+  resetStallTally();
   measureDispatch(o, hw);
   detail::measureReplayStep(o, hw);
   measureGemm(o, hw);
   measureConv(o, hw);
   detail::measureFirstTouch(o, hw);
+  detail::measureRetention(o, hw);
   detail::measureMemoryBound(o, hw);
   detail::measureEmbedding(o, hw);
   detail::measureForeach(o, hw);
+  hw.stall_share = std::min(stallShare(), 0.9);
+  // The share is the machine's state while profiling; a busy machine makes
+  // every prediction slower by 1 / (1 - share), which is right only for
+  // replays run in the same state.
+  if (hw.stall_share > 0.2) {
+    ETB_LOG(kWarn) << "the machine was busy while profiling: " << hw.stall_share * 100
+                   << "% of the timed loops' time went beyond their median calls; predictions "
+                   << "include it (profile again on a quiet machine to leave it out)";
+  }
+  if (o.progress) o.progress("stalls: " + std::to_string(hw.stall_share) + " of the timed loops' time");
 }
 
 }  // namespace etb::predict

@@ -41,6 +41,7 @@ namespace detail {
 // The sections of measureCompute that live in hw_bench_memory.cc.
 void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
 void measureFirstTouch(const ProfileOptions& options, HwProfile& profile);
+void measureRetention(const ProfileOptions& options, HwProfile& profile);  // after the cache sizes
 void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
 void measureReplayStep(const ProfileOptions& options, HwProfile& profile);

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 
 #include "predictor/hw_bench.h"
 #include "predictor/timing.h"
+#include "replayer/timer.h"
 #include "replayer/zipf.h"
 
 namespace etb::predict::detail {
@@ -57,6 +59,37 @@ struct Kernel {
   std::vector<c10::IValue> args;
 };
 
+// The kernel as a replay meets it between L2 and the LLC: `copies` sets of
+// its arguments (tensors cloned) taken in turn, together more than L2 and at
+// most half the LLC, and the outputs of the last `copies` calls kept alive so
+// that the allocator hands out a block last written `copies` calls ago, not
+// the one just freed. Each call alone is timed (freeing an old output is
+// not the call's cost). -1 where one call's bytes leave no room to rotate.
+double rotatingCallUs(const Kernel& k, const c10::OperatorHandle& op, const MemoryFacts& mem,
+                      bool quick) {
+  if (mem.l2_bytes <= 0 || mem.llc_bytes <= 0) return -1;
+  const int copies = static_cast<int>(std::min(1024.0, std::ceil(3 * mem.l2_bytes / k.bytes)));
+  if (copies < 2 || copies * k.bytes > mem.llc_bytes / 2) return -1;
+  std::vector<std::vector<c10::IValue>> sets(static_cast<size_t>(copies));
+  for (std::vector<c10::IValue>& set : sets) {
+    for (const c10::IValue& a : k.args) set.push_back(a.isTensor() ? c10::IValue(a.toTensor().clone()) : a);
+  }
+  std::vector<c10::IValue> kept(sets.size()), stack;
+  std::vector<double> samples;
+  const double budget_us = quick ? 4e3 : 25e3, start = replay::nowUs();
+  for (size_t i = 0; samples.size() < 5 || (replay::nowUs() - start < budget_us && samples.size() < 2000); ++i) {
+    const size_t at = i % sets.size();
+    stack = sets[at];
+    const double t0 = replay::nowUs();
+    op.callBoxed(stack);
+    const double us = replay::nowUs() - t0;
+    kept[at] = stack.empty() ? c10::IValue() : std::move(stack.front());
+    if (i >= sets.size()) samples.push_back(us);  // every set and output slot used once
+  }
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
+}
+
 void measureKernel(const Kernel& k, CacheFlusher& flush, const ProfileOptions& o, HwProfile& hw) {
   hw.bandwidth[k.cls].push_back({k.bytes, timeOp(k.name, k.overload, k.args, o)});
   const c10::OperatorHandle op =
@@ -67,6 +100,8 @@ void measureKernel(const Kernel& k, CacheFlusher& flush, const ProfileOptions& o
     op.callBoxed(stack);
   }, flush, o.quick);
   hw.bandwidth[std::string(k.cls) + "@cold"].push_back({k.bytes, cold});
+  const double l3 = rotatingCallUs(k, op, hw.memory, o.quick);
+  if (l3 > 0) hw.bandwidth[std::string(k.cls) + "@l3"].push_back({k.bytes, l3});
 }
 
 // Special functions, each its own curve ("op:NAME"): their costs per
@@ -139,20 +174,22 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
   if (o.progress) o.progress("memory-bound curves: " + std::to_string(hw.bandwidth["unary"].size()) + " sizes");
 }
 
-// The last-level cache of CPU 0 from sysfs (the highest index level), or 0.
-double lastLevelCacheBytes() {
+// CPU 0's data or unified cache of `level` from sysfs (0: the highest
+// level there is), bytes, or 0.
+double cacheBytes(int want_level) {
   double best = 0;
   int best_level = 0;
   for (int i = 0; i < 8; ++i) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream level_in(dir + "level"), size_in(dir + "size");
+    std::ifstream level_in(dir + "level"), size_in(dir + "size"), type_in(dir + "type");
     int level = 0;
-    std::string size;
+    std::string size, type;
     if (!(level_in >> level) || !(size_in >> size) || size.empty()) continue;
+    if ((type_in >> type) && type == "Instruction") continue;
     double bytes = std::atof(size.c_str());
     if (size.back() == 'K') bytes *= 1024;
     if (size.back() == 'M') bytes *= 1024 * 1024;
-    if (level > best_level) {
+    if (want_level > 0 ? level == want_level : level > best_level) {
       best_level = level;
       best = bytes;
     }
@@ -172,8 +209,63 @@ void measureFirstTouch(const ProfileOptions& o, HwProfile& hw) {
     munmap(p, bytes);
   }, o.quick);
   hw.memory.fault_us_per_page = us / static_cast<double>(bytes / page);
-  hw.memory.llc_bytes = lastLevelCacheBytes();
+  hw.memory.llc_bytes = cacheBytes(0);
+  hw.memory.l2_bytes = cacheBytes(2);
+  // A machine whose last level is L2 has no level between it and DRAM.
+  if (hw.memory.l2_bytes >= hw.memory.llc_bytes) hw.memory.l2_bytes = 0;
   if (o.progress) o.progress("first touch: " + std::to_string(hw.memory.fault_us_per_page) + " us/page");
+}
+
+// The distance at which the measured share first reaches one half, MiB.
+double retentionHalfMiB(const MemoryFacts& m) {
+  for (const SizePoint& r : m.retention) {
+    if (r.us >= 0.5) return r.bytes / (1 << 20);
+  }
+  return m.retention.empty() ? 0 : m.retention.back().bytes / (1 << 20);
+}
+
+// How much of a buffer the caches keep after other traffic: an in-place
+// add over `sets` buffers of 256 KiB taken in turn, so that each call finds
+// its buffer after (sets - 1) x 256 KiB of the others. Its time rises from
+// the rotation within four L2 sizes (the ground the "@l3" curves cover) to
+// the largest rotation's, three LLCs (DRAM); the share of that rise at each
+// distance is the share evicted, kept non-decreasing.
+void measureRetention(const ProfileOptions& o, HwProfile& hw) {
+  const double llc = hw.memory.llc_bytes;
+  if (llc <= 0) return;
+  constexpr int64_t kElems = 64 * 1024;
+  const double buf = 4.0 * kElems;
+  std::vector<double> distances = {std::max(4 * hw.memory.l2_bytes, 2 * buf)};
+  const std::vector<double> of_llc = o.quick ? std::vector<double>{0.25, 0.5, 1, 2, 3}
+                                             : std::vector<double>{0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3};
+  for (const double f : of_llc) {
+    if (f * llc > distances.back()) distances.push_back(f * llc);
+  }
+  const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::add_", "Scalar");
+  std::vector<at::Tensor> bufs;
+  std::vector<c10::IValue> stack;
+  std::vector<double> us;
+  for (const double d : distances) {
+    const size_t sets = static_cast<size_t>(d / buf) + 1;
+    while (bufs.size() < sets) bufs.push_back(at::rand({kElems}));
+    size_t i = 0;
+    const auto call = [&] {
+      stack = {bufs[i++ % sets], c10::Scalar(1.0), c10::Scalar(1)};
+      op.callBoxed(stack);
+    };
+    for (size_t k = 0; k < sets; ++k) call();  // every buffer at its distance once
+    us.push_back(medianCallUs(call, o.quick));
+  }
+  const double ground = us.front(), top = us.back();
+  if (top <= ground) return;  // no cache effect measurable: keep the step
+  double share = 0;
+  for (size_t k = 0; k < distances.size(); ++k) {
+    share = std::max(share, std::clamp((us[k] - ground) / (top - ground), 0.0, 1.0));
+    hw.memory.retention.push_back({distances[k], share});
+  }
+  if (o.progress) {
+    o.progress("cache retention: half evicted by " + std::to_string(retentionHalfMiB(hw.memory)) + " MiB");
+  }
 }
 
 void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {

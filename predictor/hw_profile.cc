@@ -142,6 +142,32 @@ std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
   }
   return out;
 }
+MemoryFacts memoryFrom(const json& mem, const std::string& path) {
+  MemoryFacts m;
+  m.page_bytes = field<double>(mem, "page_bytes", path, "memory");
+  m.fault_us_per_page = field<double>(mem, "fault_us_per_page", path, "memory");
+  m.llc_bytes = field<double>(mem, "llc_bytes", path, "memory");
+  // Optional: profiles measured before it read every input as L2-warm.
+  if (mem.contains("l2_bytes")) m.l2_bytes = field<double>(mem, "l2_bytes", path, "memory");
+  if (mem.contains("retention")) {
+    for (const json& r : member(mem, "retention", path)) {
+      const double d = field<double>(r, "distance_bytes", path, "memory.retention");
+      const double share = field<double>(r, "evicted_share", path, "memory.retention");
+      if (d < 0 || share < 0 || share > 1) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "memory.retention: distance_bytes must not be negative "
+                        "and evicted_share within 0..1 (got ", d, ", ", share, ")");
+      }
+      m.retention.push_back({d, share});
+    }
+    std::sort(m.retention.begin(), m.retention.end(),
+              [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
+  }
+  if (m.page_bytes <= 0 || m.fault_us_per_page < 0) {
+    ETB_INPUT_ERROR(SourceLoc{path}, "memory: page_bytes must be positive and fault_us_per_page "
+                    "not negative");
+  }
+  return m;
+}
 }  // namespace
 
 std::string profileToJson(const HwProfile& hw) {
@@ -150,10 +176,17 @@ std::string profileToJson(const HwProfile& hw) {
   j["identity"] = identityJson(hw.identity);
   j["memory"] = {{"page_bytes", hw.memory.page_bytes},
                  {"fault_us_per_page", hw.memory.fault_us_per_page},
-                 {"llc_bytes", hw.memory.llc_bytes}};
+                 {"llc_bytes", hw.memory.llc_bytes},
+                 {"l2_bytes", hw.memory.l2_bytes}};
+  json ret = json::array();
+  for (const SizePoint& r : hw.memory.retention) {
+    ret.push_back({{"distance_bytes", r.bytes}, {"evicted_share", r.us}});
+  }
+  j["memory"]["retention"] = ret;
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;
+  j["stall_share"] = hw.stall_share;
   j["gemm"] = gemmJson(hw.gemm);
   j["bmm"] = gemmJson(hw.bmm);
   j["conv"] = convJson(hw.conv);
@@ -194,17 +227,16 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   }
   HwProfile hw;
   hw.identity = identityFrom(member(j, "identity", path), path);
-  const json& mem = member(j, "memory", path);
-  hw.memory.page_bytes = field<double>(mem, "page_bytes", path, "memory");
-  hw.memory.fault_us_per_page = field<double>(mem, "fault_us_per_page", path, "memory");
-  hw.memory.llc_bytes = field<double>(mem, "llc_bytes", path, "memory");
-  if (hw.memory.page_bytes <= 0 || hw.memory.fault_us_per_page < 0) {
-    ETB_INPUT_ERROR(SourceLoc{path}, "memory: page_bytes must be positive and fault_us_per_page "
-                    "not negative");
-  }
+  hw.memory = memoryFrom(member(j, "memory", path), path);
   hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
   hw.view_us = field<double>(j, "view_us", path, "profile");
   hw.replay_step_us = field<double>(j, "replay_step_us", path, "profile");
+  if (j.contains("stall_share")) {
+    hw.stall_share = field<double>(j, "stall_share", path, "profile");
+    if (hw.stall_share < 0 || hw.stall_share >= 1) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "stall_share ", hw.stall_share, " is not within [0, 1)");
+    }
+  }
   hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");
   hw.bmm = gemmFrom(member(j, "bmm", path), path, "bmm");
   hw.conv = convFrom(member(j, "conv", path), path);

@@ -83,11 +83,22 @@ struct CollectivePoint {
 // The last-level cache decides which of an op's inputs come from DRAM: the
 // predictor tracks the bytes touched since each tensor's last use (its reuse
 // distance) and reads the "@cold" curves, measured with the caches flushed,
-// for the part that no longer fits.
+// for the part that no longer fits. Between the two, an input touched more
+// than the core's L2 ago comes from the LLC: the "@l3" curves, measured
+// rotating over input sets larger than L2 but within the LLC, cost that part
+// (a hot loop re-reads its inputs from L1/L2, a replayed op rarely does).
 struct MemoryFacts {
   double page_bytes = 4096;
   double fault_us_per_page = 0;  // map, first write and unmap of one page
   double llc_bytes = 0;          // last-level cache (sysfs); 0 = unknown, all warm
+  double l2_bytes = 0;           // the core's L2 (sysfs); 0 = unknown, no "@l3" share
+  // The share of a tensor's lines no longer cached after `bytes` of other
+  // traffic (SizePoint::us holds the share, 0..1), measured by rotating an
+  // in-place kernel over ever more buffers (hw_bench_memory.cc). The cache a
+  // replay keeps is not sysfs's size: other cores and other guests share
+  // the LLC, and its replacement is not exact LRU. Empty: a step at
+  // llc_bytes.
+  std::vector<SizePoint> retention;
 };
 
 struct HwProfile {
@@ -99,6 +110,12 @@ struct HwProfile {
   // stack, clock stamps, releases, and a different kernel each call):
   // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
   double replay_step_us = 0;
+  // The share of a timed loop's time that its median call leaves out (the
+  // calls slowed by preemption, interrupts and reclaim), over every kernel
+  // loop of the profile. Kernel curves are medians; a replayed iteration is
+  // a sum of calls and pays the slow ones too, so the predictor divides its
+  // op times by 1 - stall_share. 0 in profiles measured before it.
+  double stall_share = 0;
   std::vector<GemmPoint> gemm;
   std::vector<GemmPoint> bmm;
   std::vector<ConvPoint> conv;

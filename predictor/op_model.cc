@@ -184,7 +184,8 @@ void OpModel::fitForeach() {
   fe_base_ = std::max((sr - fe_tensor_ * st) / sw, 0.0);
 }
 
-OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold) const {
+OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold,
+                             double l3) const {
   std::string name(t.name(node));
   if (name.rfind("aten::", 0) == 0) name = name.substr(6);
   const OpShapes sh = opShapes(t, node);
@@ -196,42 +197,43 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   if (name == "convolution_backward") return {convUs(sh, true), "conv", false};
   if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
-  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh, cold), "foreach", false};
+  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh, cold, l3), "foreach", false};
   if (kView.count(name)) return {hw_.view_us, "view", false};
-  return memoryEstimate(name, sh, cold);
+  return memoryEstimate(name, sh, cold, l3);
 }
 
 // Memory-bound ops: bytes moved over the curve of their class.
-OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, double cold) const {
+OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, double cold,
+                                   double l3) const {
   double out = 0;
   for (const TensorFacts& f : sh.out) out += f.bytes;
   if (kMaybeCopy.count(name)) {
     if (sh.outputSameAsInput()) return {hw_.view_us, "view", false};
-    return {memoryUs("copy", sh.bytes(), cold), "memory:copy", false};
+    return {memoryUs("copy", sh.bytes(), cold, l3), "memory:copy", false};
   }
   if (kRng.count(name)) return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
   if (const auto sp = kSpecial.find(name); sp != kSpecial.end()) {
     const std::string curve = warm_.count("op:" + sp->second) ? "op:" + sp->second : "transcendental";
-    return {memoryUs(curve, sh.bytes(), cold), "memory:" + curve, false};
+    return {memoryUs(curve, sh.bytes(), cold, l3), "memory:" + curve, false};
   }
-  if (kNorm.count(name)) return {memoryUs("norm", sh.bytes(), cold), "memory:norm", false};
+  if (kNorm.count(name)) return {memoryUs("norm", sh.bytes(), cold, l3), "memory:norm", false};
   if (const auto bn = kBatchNorm.find(name); bn != kBatchNorm.end()) {
     const std::string curve = warm_.count(bn->second) ? bn->second : "norm";
-    return {memoryUs(curve, sh.bytes(), cold), "memory:" + curve, false};
+    return {memoryUs(curve, sh.bytes(), cold, l3), "memory:" + curve, false};
   }
-  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes(), cold), "memory:reduction", false};
+  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes(), cold, l3), "memory:reduction", false};
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
-  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold), "memory:copy", false};
-  if (kFill.count(name)) return {memoryUs("unary", 2 * out, cold) / 2, "memory:fill", false};
+  if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold, l3), "memory:copy", false};
+  if (kFill.count(name)) return {memoryUs("unary", 2 * out, cold, l3) / 2, "memory:fill", false};
   // In place (add_, mul_, ...): nothing allocated, so no page faults.
   if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
-    return {memoryUs("inplace", sh.bytes(), cold), "memory:inplace", false};
+    return {memoryUs("inplace", sh.bytes(), cold, l3), "memory:inplace", false};
   }
   const std::string cls = sh.tensorInputs() >= 2 ? "elementwise" : "unary";
   // Anything else is a fallback: an op of unknown cost; the caller prefers
   // its children's sum.
-  return {memoryUs(cls, sh.bytes(), cold), "memory:" + cls, kArithmetic.count(name) == 0};
+  return {memoryUs(cls, sh.bytes(), cold, l3), "memory:" + cls, kArithmetic.count(name) == 0};
 }
 
 double OpModel::gemmUs(double m, double n, double k) const {
@@ -295,10 +297,10 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) cons
   return warm + cold * std::max(0.0, flushed - warm);
 }
 
-double OpModel::foreachUs(const OpShapes& sh, double cold) const {
+double OpModel::foreachUs(const OpShapes& sh, double cold, double l3) const {
   if (sh.in_lists.empty()) return hw_.dispatch_us;
   const double tensors = static_cast<double>(sh.in_lists.front().size());
-  return fe_base_ + fe_tensor_ * tensors + memoryUs("inplace", sh.bytes(), cold);
+  return fe_base_ + fe_tensor_ * tensors + memoryUs("inplace", sh.bytes(), cold, l3);
 }
 
 std::string OpModel::rngClass(const OpShapes& sh) const {
@@ -318,20 +320,46 @@ std::string OpModel::rngClass(const OpShapes& sh) const {
   return best.empty() ? "unary" : best;
 }
 
-double OpModel::memoryUs(const std::string& cls, double bytes, double cold) const {
+double OpModel::memoryUs(const std::string& cls, double bytes, double cold, double l3) const {
   auto it = warm_.find(cls);
   if (it == warm_.end()) it = warm_.find("unary");
   if (it == warm_.end()) return hw_.dispatch_us;
-  const auto flushed = warm_.find(it->first + "@cold");
-  if (cold > 0 && flushed != warm_.end()) {
-    // What the flush costs at the smallest size is code and dispatcher
-    // state evicted with the data (a replay keeps those hot): only the
-    // part of the gap that grows with the bytes is the data's.
-    const double w = curveUs(it->second, bytes), c = curveUs(flushed->second, bytes);
-    const double w0 = it->second.front().us, c0 = curveUs(flushed->second, it->second.front().bytes);
-    return std::max(w + cold * std::max(0.0, (c - w) - (c0 - w0)), hw_.dispatch_us);
-  }
-  return std::max(curveUs(it->second, bytes), hw_.dispatch_us);
+  const double us = curveUs(it->second, bytes) + cold * coldExtraUs(it->first, bytes) +
+                    l3 * l3ExtraUs(it->first, bytes);
+  return std::max(us, hw_.dispatch_us);
+}
+
+// What reading every input from DRAM adds to the warm time.
+double OpModel::coldExtraUs(const std::string& cls, double bytes) const {
+  const auto warm = warm_.find(cls), flushed = warm_.find(cls + "@cold");
+  if (warm == warm_.end() || flushed == warm_.end()) return 0;
+  // What the flush costs at the smallest size is code and dispatcher
+  // state evicted with the data (a replay keeps those hot): only the
+  // part of the gap that grows with the bytes is the data's.
+  const double w = curveUs(warm->second, bytes), c = curveUs(flushed->second, bytes);
+  const double w0 = warm->second.front().us, c0 = curveUs(flushed->second, warm->second.front().bytes);
+  return std::max(0.0, (c - w) - (c0 - w0));
+}
+
+// What reading every input from the LLC instead of L2 adds to the warm
+// time: the class's "@l3" curve less its warm one (a class measured without
+// one, such as a special function, takes the unary kernel's extra time: the
+// same bytes come from the same place). Beyond the largest rotated size the
+// extra share of the warm time tapers to nothing at the LLC's size, where
+// the hot loop itself no longer keeps its inputs in the caches.
+double OpModel::l3ExtraUs(const std::string& cls, double bytes) const {
+  std::string base = cls;
+  if (!warm_.count(base + "@l3")) base = "unary";
+  const auto warm = warm_.find(base), rot = warm_.find(base + "@l3");
+  if (warm == warm_.end() || rot == warm_.end() || rot->second.empty()) return 0;
+  const double last = rot->second.back().bytes;
+  if (bytes <= last) return std::max(0.0, curveUs(rot->second, bytes) - curveUs(warm->second, bytes));
+  const double llc = hw_.memory.llc_bytes;
+  if (bytes >= llc || llc <= last) return 0;
+  const double w_last = curveUs(warm->second, last);
+  const double ratio = std::max(0.0, rot->second.back().us / std::max(w_last, 1e-9) - 1);
+  const double taper = std::log(llc / bytes) / std::log(llc / last);
+  return ratio * taper * curveUs(warm->second, bytes);
 }
 
 double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes) const {

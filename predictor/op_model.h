@@ -48,8 +48,11 @@ class OpModel {
 
   // `cold`: the share of the op's input bytes that come from DRAM
   // (reuse_model.h); memory-bound ops and lookups then read their "@cold"
-  // curves for that share.
-  OpEstimate estimate(const trace::Trace& trace, const trace::Node& node, double cold = 0) const;
+  // curves for that share. `l3`: the share last touched more than L2 ago
+  // but still in the LLC; memory-bound ops add their "@l3" curve's extra
+  // time for it.
+  OpEstimate estimate(const trace::Trace& trace, const trace::Node& node, double cold = 0,
+                      double l3 = 0) const;
 
   // Time of one collective moving `algo_bytes` (nccl-tests size) on a group
   // of `group_size` ranks: the measured curve of that type, from the
@@ -66,9 +69,12 @@ class OpModel {
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
-  double foreachUs(const OpShapes& shapes, double cold) const;
-  OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold) const;
-  double memoryUs(const std::string& cls, double bytes, double cold = 0) const;
+  double foreachUs(const OpShapes& shapes, double cold, double l3) const;
+  OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold,
+                            double l3) const;
+  double memoryUs(const std::string& cls, double bytes, double cold = 0, double l3 = 0) const;
+  double coldExtraUs(const std::string& cls, double bytes) const;
+  double l3ExtraUs(const std::string& cls, double bytes) const;
   std::string rngClass(const OpShapes& shapes) const;
 
   const HwProfile& hw_;

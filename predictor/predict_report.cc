@@ -52,7 +52,8 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
   json ops = json::array();
   for (const OpPrediction& o : p.ranks.front().ops) {
     ops.push_back({{"node_id", o.node_id}, {"name", o.name}, {"model", o.family},
-                   {"us", o.us}, {"start_us", o.start_us}, {"first_touch_us", o.first_touch_us}});
+                   {"us", o.us}, {"start_us", o.start_us}, {"first_touch_us", o.first_touch_us},
+                   {"dram_share", o.dram_share}, {"l3_share", o.l3_share}});
   }
   json j = {
       {"tool", "et_predict"},

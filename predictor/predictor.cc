@@ -42,17 +42,17 @@ class Coster {
   Coster(const trace::Trace& t, const OpModel& m) : t_(t), m_(m), children_(t.children()) {}
   const std::vector<std::vector<uint32_t>>& children() const { return children_; }
 
-  // `cold`: the share of the op's inputs that come from DRAM (its children
-  // are taken to share it).
-  OpEstimate cost(uint32_t index, double cold) const {
+  // `cold`, `l3`: the shares of the op's inputs that come from DRAM and
+  // from the LLC (its children are taken to share them).
+  OpEstimate cost(uint32_t index, double cold, double l3) const {
     const trace::Node& n = t_.nodes[index];
-    OpEstimate e = m_.estimate(t_, n, cold);
+    OpEstimate e = m_.estimate(t_, n, cold, l3);
     if (!e.fallback) return e;
     double sum = 0;
     bool any = false;
     for (uint32_t c : children_[index]) {
       if (t_.nodes[c].kind != trace::NodeKind::kOperator) continue;
-      sum += cost(c, cold).us;
+      sum += cost(c, cold, l3).us;
       any = true;
     }
     if (any) return {sum, "composite", false};
@@ -98,7 +98,16 @@ class StepBuilder {
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
     const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children());
-    const std::vector<double> cold = coldInputShare(t_, sel, hw_.memory.llc_bytes);
+    const std::vector<double> cold = hw_.memory.retention.empty()
+                                         ? coldInputShare(t_, sel, hw_.memory.llc_bytes)
+                                         : coldInputShare(t_, sel, hw_.memory.retention);
+    // Inputs beyond L2 but within the LLC: the share beyond L2 less the
+    // share beyond the LLC.
+    std::vector<double> l3(sel.size(), 0);
+    if (hw_.memory.l2_bytes > 0) {
+      const std::vector<double> beyond_l2 = coldInputShare(t_, sel, hw_.memory.l2_bytes);
+      for (size_t i = 0; i < sel.size(); ++i) l3[i] = std::max(0.0, beyond_l2[i] - cold[i]);
+    }
     std::vector<Step> steps;
     for (size_t i = 0; i < sel.size(); ++i) {
       const trace::Node& n = t_.nodes[sel[i].index];
@@ -106,7 +115,7 @@ class StepBuilder {
       Step step;
       step.op = rp_.ops.size() - 1;
       if (sel[i].is_comm) comm(n, step);
-      else op(sel[i].index, fresh[i], cold[i], step);
+      else op(sel[i].index, fresh[i], cold[i], l3[i], step);
       steps.push_back(step);
     }
     if (p_.ops == 0 && rank_ == 0) {
@@ -117,7 +126,7 @@ class StepBuilder {
   }
 
  private:
-  void op(uint32_t index, double fresh_bytes, double cold, Step& step) {
+  void op(uint32_t index, double fresh_bytes, double cold, double l3, Step& step) {
     OpPrediction& out = rp_.ops[step.op];
     if (rank_ == 0) ++p_.ops;
     if (!resolvable(t_, t_.nodes[index])) {
@@ -128,13 +137,18 @@ class StepBuilder {
       }
       return;
     }
-    const OpEstimate e = coster_.cost(index, cold);
+    const OpEstimate e = coster_.cost(index, cold, l3);
     out.family = e.family;
     // First touch of the pages its outputs take from a grown heap or a new
     // mapping (heap_model.h): the microbenchmark curves leave it out.
     out.first_touch_us = fresh_bytes / hw_.memory.page_bytes * hw_.memory.fault_us_per_page;
-    // et_replay's own work around the call (hw_bench_replay.cc).
-    out.us = step.us = e.us + out.first_touch_us + hw_.replay_step_us;
+    out.dram_share = cold;
+    out.l3_share = l3;
+    // The curves are median calls; an iteration also pays the calls that
+    // the machine slowed (HwProfile::stall_share). Then et_replay's own
+    // work around the call (hw_bench_replay.cc), measured in a replay that
+    // paid them already.
+    out.us = step.us = (e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us;
     rp_.compute_us += out.us;
     if (rank_ == 0) ++(e.fallback ? p_.fallback : p_.modelled);
   }

@@ -41,6 +41,7 @@ struct OpPrediction {
   double us = 0;       // own time (a collective: its transfer time)
   double start_us = 0; // offset in the iteration, on its rank
   double first_touch_us = 0;  // part of `us`: fresh pages its outputs fault in
+  double dram_share = 0, l3_share = 0;  // of its input bytes (reuse_model.h)
 };
 
 struct RankPrediction {

@@ -2,6 +2,8 @@
 #include "predictor/reuse_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -48,11 +50,14 @@ class LatestAccess {
 };
 }  // namespace
 
-std::vector<double> coldInputShare(const trace::Trace& t,
-                                   const std::vector<replay::SelectedNode>& steps,
-                                   double llc_bytes) {
+namespace {
+// Bytes of a `bytes` tensor that come from DRAM when `since` bytes of other
+// traffic followed its last use (since < 0: never used before).
+using EvictedBytes = std::function<double(double since, double bytes)>;
+
+std::vector<double> inputShare(const trace::Trace& t, const std::vector<replay::SelectedNode>& steps,
+                               const EvictedBytes& evicted) {
   std::vector<double> cold(steps.size(), 0);
-  if (llc_bytes <= 0) return cold;
   // Each step's inputs, then everything it touched (inputs and outputs).
   std::vector<std::map<uint64_t, double>> ins(steps.size()), touched(steps.size());
   size_t accesses = 0;
@@ -73,8 +78,8 @@ std::vector<double> coldInputShare(const trace::Trace& t,
       for (const auto& [sid, bytes] : ins[i]) {
         total += bytes;
         const auto it = last.find(sid);
-        const double since = it == last.end() ? llc_bytes : tree.prefix(pos) - tree.prefix(it->second.first + 1);
-        from_dram += bytes - std::min(bytes, std::max(0.0, llc_bytes - since));
+        const double since = it == last.end() ? -1 : tree.prefix(pos) - tree.prefix(it->second.first + 1);
+        from_dram += evicted(since, bytes);
       }
       cold[i] = total > 0 ? from_dram / total : 0;
       for (const auto& [sid, bytes] : touched[i]) {
@@ -86,6 +91,45 @@ std::vector<double> coldInputShare(const trace::Trace& t,
     }
   }
   return cold;
+}
+}  // namespace
+
+std::vector<double> coldInputShare(const trace::Trace& t,
+                                   const std::vector<replay::SelectedNode>& steps,
+                                   double llc_bytes) {
+  if (llc_bytes <= 0) return std::vector<double>(steps.size(), 0);
+  // LRU: the lines beyond the cache less the distance are gone.
+  return inputShare(t, steps, [llc_bytes](double since, double bytes) {
+    if (since < 0) return bytes;
+    return bytes - std::min(bytes, std::max(0.0, llc_bytes - since));
+  });
+}
+
+double evictedShare(const std::vector<SizePoint>& r, double d) {
+  if (r.empty()) return 0;
+  if (d <= r.front().bytes) return r.front().us;
+  if (d >= r.back().bytes) return r.back().us;
+  const auto hi = std::lower_bound(r.begin(), r.end(), d,
+                                   [](const SizePoint& p, double x) { return p.bytes < x; });
+  const auto lo = hi - 1;
+  const double f = std::log(d / lo->bytes) / std::log(hi->bytes / lo->bytes);
+  return lo->us + f * (hi->us - lo->us);
+}
+
+std::vector<double> coldInputShare(const trace::Trace& t,
+                                   const std::vector<replay::SelectedNode>& steps,
+                                   const std::vector<SizePoint>& retention) {
+  if (retention.empty()) return std::vector<double>(steps.size(), 0);
+  // A tensor's lines lie at distances since .. since + bytes (its own
+  // earlier lines came after the later ones' last use): the mean share over
+  // 16 slices of it.
+  return inputShare(t, steps, [&retention](double since, double bytes) {
+    if (since < 0) return bytes;
+    constexpr int kSlices = 16;
+    double share = 0;
+    for (int k = 0; k < kSlices; ++k) share += evictedShare(retention, since + (k + 0.5) / kSlices * bytes);
+    return bytes * share / kSlices;
+  });
 }
 
 }  // namespace etb::predict

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/model/trace.h"
+#include "predictor/hw_profile.h"
 #include "replayer/op_selection.h"
 
 namespace etb::predict {
@@ -24,5 +25,16 @@ namespace etb::predict {
 std::vector<double> coldInputShare(const trace::Trace& trace,
                                    const std::vector<replay::SelectedNode>& steps,
                                    double llc_bytes);
+
+// The same with a measured retention curve (MemoryFacts::retention) in
+// place of the LRU step: a line of a tensor found after d bytes of other
+// traffic is evicted with the curve's share at d (log-linear between
+// points, flat beyond the ends); a tensor not seen before is cold.
+std::vector<double> coldInputShare(const trace::Trace& trace,
+                                   const std::vector<replay::SelectedNode>& steps,
+                                   const std::vector<SizePoint>& retention);
+
+// The measured share at distance `d` (the rule above).
+double evictedShare(const std::vector<SizePoint>& retention, double d);
 
 }  // namespace etb::predict

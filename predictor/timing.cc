@@ -8,6 +8,23 @@
 #include "replayer/timer.h"
 
 namespace etb::predict {
+namespace {
+struct StallTally {
+  double total_us = 0, median_us = 0;
+};
+// One profile per process: the tools time on one thread.
+StallTally& tally() {
+  static StallTally t;
+  return t;
+}
+}  // namespace
+
+void resetStallTally() { tally() = {}; }
+
+double stallShare() {
+  const StallTally& t = tally();
+  return t.total_us > 0 ? std::max(0.0, 1 - t.median_us / t.total_us) : 0;
+}
 
 double medianCallUs(const std::function<void()>& fn, bool quick) {
   fn();
@@ -20,8 +37,13 @@ double medianCallUs(const std::function<void()>& fn, bool quick) {
     fn();
     samples.push_back(replay::nowUs() - t0);
   }
+  double total = 0;
+  for (const double s : samples) total += s;
   std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-  return samples[samples.size() / 2];
+  const double median = samples[samples.size() / 2];
+  tally().total_us += total;
+  tally().median_us += median * static_cast<double>(samples.size());
+  return median;
 }
 
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,

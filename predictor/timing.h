@@ -13,8 +13,13 @@
 namespace etb::predict {
 
 // Median microseconds of one call of `fn`. `quick` spends ~4 ms per kernel
-// instead of ~25 ms.
+// instead of ~25 ms. Adds its timed calls to the stall tally.
 double medianCallUs(const std::function<void()>& fn, bool quick);
+
+// The tally over every medianCallUs loop since the last reset: the share of
+// the calls' total time beyond n x median (0 with nothing timed).
+void resetStallTally();
+double stallShare();
 
 // Median microseconds of `fn` with the caches emptied before each call
 // (`flush`, untimed): how a kernel runs on data that comes from DRAM.

@@ -40,6 +40,12 @@ else "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW1" --threads 1 $QUICK; 
 # collective curves then include how the ranks share the cores.
 ((multi)) && mpirun -np 2 "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
 echo "# profiles took $(( $(date +%s) - t0 )) s ($HW1$( ((multi)) && echo ", $HW2"))"
+# The machine's state while profiling (stalls beyond the median calls go
+# into every prediction) and now: a replay slowed by other jobs is not.
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+print('# profile stall share %.1f%%; load average now %s' % (100 * d.get('stall_share', 0), open('/proc/loadavg').read().split()[0]))" "$HW1"
 
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
@@ -69,7 +75,10 @@ for entry in "${SAMPLES[@]}"; do
 import statistics as st, sys
 r = st.median(map(float, sys.argv[1].split())); p = st.median(map(float, sys.argv[2].split()))
 print(r, p, (p - r) / r * 100)" "${reps[*]}" "${preds[*]}")
-  printf "  %-12s %12.2f %12.2f %+8.1f%%\n" "$entry" "$rep" "$pred" "$err"
+  # The replays' spread over rounds: a wide one means the machine was busy.
+  spread=$(python3 -c "import sys; r = [float(x) for x in sys.argv[1:]]; print('%.0f%%' % ((max(r) - min(r)) / min(r) * 100))" "${reps[@]}")
+  printf "  %-12s %12.2f %12.2f %+8.1f%%   (replay spread %s, load %s)\n" "$entry" "$rep" "$pred" "$err" \
+    "$spread" "$(cut -d' ' -f1 /proc/loadavg)"
   errs+=("$err")
 done
 python3 -c "

@@ -64,6 +64,19 @@ TEST(Predictor, EachReplayedOpPaysTheReplayStep) {
   EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) / 1e3, 1e-9);
 }
 
+// Kernel curves are median calls; the profile's stall share (the time its
+// loops lost beyond them) scales every op's time by 1 / (1 - share), not
+// the replay step, measured in a replay that paid it already. Catches the
+// share ignored (45.5), multiplied (35.7) or applied to the step (56.875).
+TEST(Predictor, OpTimesPayTheStallShareTheMediansLeaveOut) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  HwProfile hw = smallProfile();
+  hw.replay_step_us = 0.75;
+  hw.stall_share = 0.2;
+  const Prediction p = predictIteration({&t}, hw, {});
+  EXPECT_NEAR(p.iter_ms, ((40.0 + 4.0) / 0.8 + 2 * 0.75) / 1e3, 1e-9);
+}
+
 // One all_reduce of 1 MB between two ranks on a process group recorded as
 // gloo, after a relu (4 us on each rank).
 trace::Trace glooAllReduce() {

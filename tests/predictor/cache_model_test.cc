@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// What a replayed op meets that a hot loop does not, against closed forms:
+// inputs last touched more than L2 ago ("@l3" curves), a measured retention
+// curve in place of the LLC step, and the stall share the profile's median
+// calls leave out. Expected values come from the hand-made curves below.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/base/error.h"
+#include "predictor/op_model.h"
+#include "predictor/reuse_model.h"
+#include "predictor/timing.h"
+#include "replayer/op_selection.h"
+#include "replayer/timer.h"
+#include "tests/replayer/trace_builder.h"
+
+namespace etb::predict {
+namespace {
+using test::TraceBuilder;
+constexpr double kMiB = 1024.0 * 1024;
+const char* kRelu = "aten::relu(Tensor self) -> Tensor";
+
+HwProfile l3Profile() {
+  HwProfile hw;
+  hw.dispatch_us = 0.5;
+  hw.view_us = 0.5;
+  hw.memory.l2_bytes = 1e4;
+  hw.memory.llc_bytes = 1e8;
+  hw.bandwidth["unary"] = {{1e3, 1}, {1e6, 100}};
+  hw.bandwidth["unary@l3"] = {{1e3, 2}, {1e6, 150}};
+  hw.bandwidth["op:exp"] = {{1e3, 5}, {1e6, 400}};
+  return hw;
+}
+
+// relu (or exp) of n floats: 8n bytes read + written.
+trace::Trace oneOp(const char* schema, int64_t n) {
+  TraceBuilder b;
+  const auto a = b.tensor({n}), r = b.tensor({n});
+  b.op(schema, {a}, {r});
+  return b.finish();
+}
+
+// Catches: the @l3 share ignored (100), applied as a multiple of the whole
+// rotated time (250), or an unmeasured class not borrowing unary's extra.
+TEST(CacheModel, InputsBeyondL2AddTheRotatedCurvesExtraTime) {
+  const OpModel model(l3Profile(), "uniform");
+  const trace::Trace relu = oneOp(kRelu, 125000);  // 1e6 bytes
+  EXPECT_NEAR(model.estimate(relu, relu.nodes[2], 0, 0).us, 100, 1e-9);
+  EXPECT_NEAR(model.estimate(relu, relu.nodes[2], 0, 1).us, 150, 1e-9);
+  EXPECT_NEAR(model.estimate(relu, relu.nodes[2], 0, 0.5).us, 125, 1e-9);
+  // exp has no rotated curve: the same bytes from the LLC cost unary's 50 us.
+  const trace::Trace exp = oneOp("aten::exp(Tensor self) -> Tensor", 125000);
+  EXPECT_NEAR(model.estimate(exp, exp.nodes[2], 0, 1).us, 450, 1e-9);
+}
+
+// Beyond the largest rotated size the extra share (0.5 at 1e6 bytes) tapers
+// log-linearly to nothing at the LLC (1e8): half of it at 1e7 bytes, where
+// the warm curve gives 1000 us. Catches no taper (1500) or a cut-off (1000).
+TEST(CacheModel, TheL3ExtraTapersToNothingAtTheLlcSize) {
+  const OpModel model(l3Profile(), "uniform");
+  const trace::Trace relu = oneOp(kRelu, 1250000);  // 1e7 bytes
+  EXPECT_NEAR(model.estimate(relu, relu.nodes[2], 0, 1).us, 1000 + 0.5 * 0.5 * 1000, 1e-6);
+  const trace::Trace huge = oneOp(kRelu, 25000000);  // 2e8 bytes: past the LLC
+  EXPECT_NEAR(model.estimate(huge, huge.nodes[2], 0, 1).us, 20000, 1e-6);
+}
+
+// log-linear between points: at 16 MiB on (4 MiB, 0) - (64 MiB, 1) the share
+// is log(4) / log(16) = 0.5 (a linear rule would give 0.2); flat beyond.
+TEST(CacheModel, EvictedShareIsLogLinearInTheDistance) {
+  const std::vector<SizePoint> r = {{4 * kMiB, 0}, {64 * kMiB, 1}};
+  EXPECT_NEAR(evictedShare(r, 16 * kMiB), 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(evictedShare(r, 1 * kMiB), 0);
+  EXPECT_DOUBLE_EQ(evictedShare(r, 1e12), 1);
+}
+
+// y (1 MiB) read at once, then after a 16 MiB sum: with a measured curve
+// flat at one half from 8 MiB on, half of y is cold (the LLC step of 32 MiB
+// would call all of it warm; no curve, all of it warm too). Catches the
+// curve ignored or applied to the wrong distance.
+TEST(CacheModel, AMeasuredRetentionCurveSetsTheColdShare) {
+  TraceBuilder b;
+  const auto x = b.tensor({256 * 1024}), y = b.tensor({256 * 1024});
+  b.op(kRelu, {x}, {y});
+  const auto y2 = b.tensor({256 * 1024});
+  b.op(kRelu, {y}, {y2});
+  const auto big = b.tensor({4 * 1024 * 1024}), total = b.tensor({});
+  b.op("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
+       {big, trace::makeNone(b.trace())}, {total});
+  const auto y3 = b.tensor({256 * 1024});
+  b.op(kRelu, {y}, {y3});
+  const trace::Trace t = b.finish();
+  const auto sel = replay::selectNodes(t, replay::chooseIteration(t, 0));
+  const std::vector<SizePoint> curve = {{4 * kMiB, 0}, {8 * kMiB, 0.5}, {1024 * kMiB, 0.5}};
+  const std::vector<double> cold = coldInputShare(t, sel, curve);
+  ASSERT_EQ(cold.size(), 4u);
+  EXPECT_DOUBLE_EQ(cold[1], 0);      // y read at once: distance 0..1 MiB
+  EXPECT_NEAR(cold[3], 0.5, 1e-12);  // y after 16 MiB and y2's 1 MiB
+  EXPECT_DOUBLE_EQ(coldInputShare(t, sel, 32 * kMiB)[3], 0);
+}
+
+// Three calls of 100 us and one of 500 us, repeated: median 100, so the
+// medians leave out 1 - 4 x 100 / 800 = 0.5 of the time. Catches the tally
+// not kept (0) or kept from the median only.
+TEST(CacheModel, TheStallTallyIsTheShareOfTimeBeyondTheMedianCalls) {
+  resetStallTally();
+  int i = 0;
+  const auto spin = [&] {
+    const double until = replay::nowUs() + (i++ % 4 == 3 ? 500 : 100);
+    while (replay::nowUs() < until) {
+    }
+  };
+  i = 2;  // the two untimed warm-up calls take 2 and 3: timed groups start whole
+  medianCallUs(spin, true);
+  EXPECT_NEAR(stallShare(), 0.5, 0.08);
+  resetStallTally();
+  EXPECT_DOUBLE_EQ(stallShare(), 0);
+}
+
+// The profile keeps the new facts and refuses impossible ones by name.
+TEST(CacheModel, AProfileRoundTripsItsCacheFactsAndRefusesABadShare) {
+  HwProfile hw = l3Profile();
+  hw.memory.retention = {{4 * kMiB, 0}, {32 * kMiB, 0.8}};
+  hw.stall_share = 0.1;
+  const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
+  EXPECT_DOUBLE_EQ(back.memory.l2_bytes, 1e4);
+  ASSERT_EQ(back.memory.retention.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.memory.retention[1].us, 0.8);
+  EXPECT_DOUBLE_EQ(back.stall_share, 0.1);
+  hw.memory.retention[1].us = 1.5;
+  try {
+    profileFromJson(profileToJson(hw), "bad.json");
+    FAIL() << "a share of 1.5 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("retention"), std::string::npos);
+  }
+  hw.memory.retention[1].us = 0.8;
+  hw.stall_share = 1;
+  EXPECT_THROW(profileFromJson(profileToJson(hw), "bad.json"), InputError);
+}
+
+}  // namespace
+}  // namespace etb::predict
