@@ -34,6 +34,7 @@ std::optional<std::vector<int64_t>> applyView(const trace::Node& view, std::stri
     if (view.inputs.size() < 2 || view.inputs[1].items.size() != in.size()) return std::nullopt;
     std::vector<int64_t> out(in.size());
     for (size_t i = 0; i < out.size(); ++i) {
+      if (view.inputs[1].items[i].kind != trace::ValueKind::kInt) return std::nullopt;
       const int64_t d = wrap(view.inputs[1].items[i].i);
       if (d < 0 || d >= rank) return std::nullopt;
       out[i] = in[static_cast<size_t>(d)];
