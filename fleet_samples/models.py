@@ -298,3 +298,8 @@ SIZED = {"mlp", "transformer"}
 
 BUILDERS = {"mlp": buildMlp, "resnet18": buildResnet18, "transformer": buildTransformer,
             "dlrm": buildDlrm, "lstm": buildLstm, "conv_adamw": buildConvAdamW, "gpt": buildGpt}
+
+# The zoo (fleet_samples/zoo_models.py): architectures and training styles the samples above
+# lack, recorded on demand (`record.py --model zoo_<name> --out-dir DIR`), not committed.
+import zoo_models  # noqa: E402  (imports Sample from this module)
+BUILDERS.update(zoo_models.BUILDERS)

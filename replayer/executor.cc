@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/base/log.h"
+#include "replayer/data_rules.h"
 #include "replayer/dtype_fallback.h"
 
 namespace etb::replay::detail {
@@ -145,6 +146,17 @@ void Executor::pushArgs(const PlanStep& step) {
         break;
     }
   }
+  if (step.fixed_mask.defined() && stack_.size() > 1 && stack_[1].isList()) {
+    c10::List<c10::optional<at::Tensor>> list;
+    list.push_back(step.fixed_mask);
+    stack_[1] = c10::IValue(std::move(list));
+  }
+  if (!step.clamp_index) return;
+  for (const auto& [arg, size] : step.index_bounds) {
+    if (arg < stack_.size() && stack_[arg].isTensor()) {
+      stack_[arg] = stack_[arg].toTensor().clamp(0, size - 1);
+    }
+  }
 }
 
 bool Executor::call(PlanStep& step, std::string* error) {
@@ -181,11 +193,74 @@ bool Executor::tryFloat32(PlanStep& step, const std::string& error) {
   return true;
 }
 
+// An index computed from a Python scalar the trace does not record (x *
+// capacity) can point outside its table in the replay: from the first such
+// fault on, the op's index arguments are clamped into range before the call.
+bool Executor::tryClampIndices(PlanStep& step, const std::string& error) {
+  if (step.clamp_index || step.index_bounds.empty()) return false;
+  step.clamp_index = true;
+  pushArgs(step);
+  std::string ignored;
+  if (!call(step, &ignored)) {
+    step.clamp_index = false;
+    return false;
+  }
+  adapt(step, "indices clamped into their table after: " + firstLine(error, 100));
+  return true;
+}
+
+// A boolean mask computed from data the replay does not have selects a
+// different number of elements than the original's, and index_put_ with
+// the recorded values (a gradient) faults: the mask is given the recorded
+// count, once, and that mask is used from then on.
+bool Executor::tryFixMask(PlanStep& step, const std::string& error) {
+  if (step.mask_count < 0 || step.fixed_mask.defined()) return false;
+  pushArgs(step);
+  if (!stack_[1].isList()) return false;
+  const c10::IValue item = stack_[1].toListRef()[0];
+  if (!item.isTensor()) return false;
+  const at::Tensor mask = item.toTensor();
+  step.fixed_mask = maskWithCount(mask, step.mask_count);
+  if (!step.fixed_mask.defined()) return false;
+  pushArgs(step);
+  std::string ignored;
+  if (!call(step, &ignored)) {
+    step.fixed_mask = at::Tensor();
+    return false;
+  }
+  adapt(step, "boolean mask set to the recorded " + std::to_string(step.mask_count) +
+                  " elements after: " + firstLine(error, 100));
+  return true;
+}
+
+void Executor::adapt(PlanStep& step, const std::string& what) {
+  if (step.adapted) return;
+  step.adapted = true;
+  ++plan_.coverage.adapted;
+  plan_.coverage.adapted_ops.push_back({trace_.nodes[step.node].id, step.name, what});
+}
+
+// A data-dependent output keeps the recorded shape, so that the ops that
+// read it (and the recorded gradients that must match it) still fit.
+at::Tensor Executor::pinned(PlanStep& step, const OutBinding& o, at::Tensor t) {
+  const trace::TensorRef& r = trace_.tensors[o.tensor];
+  const std::vector<int64_t>& shape = trace_.list(r.shape);
+  if (!t.defined() || t.sizes() == c10::IntArrayRef(shape)) return t;
+  at::Tensor out = pinToShape(t, shape, r.has_strides ? trace_.list(r.strides)
+                                                      : std::vector<int64_t>{});
+  if (!out.is_same(t)) {
+    adapt(step, "output " + std::to_string(o.ret) + " shape " + shapeText(t.sizes()) +
+                    " pinned to the recorded " + shapeText(shape));
+  }
+  return out;
+}
+
 void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
   if (step.noop) return;
   pushArgs(step);
   std::string error;
-  if (!call(step, &error) && !tryFloat32(step, error)) {
+  if (!call(step, &error) && !tryClampIndices(step, error) && !tryFixMask(step, error) &&
+      !tryFloat32(step, error)) {
     markFailed(step, error);
     synthesise(step);
     return;
@@ -200,6 +275,7 @@ void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
       if (static_cast<size_t>(o.item) < list.size()) t = list.get(static_cast<size_t>(o.item));
     }
     if (step.fp32) t = recordedDtype(t, trace_.tensors[o.tensor]);
+    if (step.pin_shapes) t = pinned(step, o, std::move(t));
     if (track) hold(t, 1);
     plan_.slots[static_cast<size_t>(o.slot)] = std::move(t);
   }
@@ -314,7 +390,7 @@ void Executor::verify(const PlanStep& step, ReplayDiagnostics* diag) const {
     } else if (r.dtype != trace::DType::kUnknown && t.scalar_type() != toScalarType(r.dtype)) {
       what = std::string("dtype ") + c10::toString(t.scalar_type()) + " != recorded " +
              std::string(trace::dtypeName(r.dtype));
-    } else if (r.has_strides) {
+    } else if (r.has_strides && t.layout() == at::kStrided) {
       // Strides of size-1 (and empty) dims carry no meaning; kernels differ.
       const auto& strides = trace_.list(r.strides);
       for (size_t d = 0; d < shape.size() && d < strides.size() && t.numel() > 0; ++d) {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/base/log.h"
+#include "replayer/data_rules.h"
 
 namespace etb::replay::detail {
 namespace {
@@ -72,8 +73,11 @@ int64_t sizeAt(const std::vector<int64_t>* shape, int64_t dim) {
   return (*shape)[static_cast<size_t>(dim)];
 }
 
+// Narrows the leaf whose values reach `slot` (itself, or the leaf a sort,
+// view or cast took them from).
 void narrow(Plan& plan, int32_t slot, int64_t lo, int64_t hi, bool is_index) {
-  if (slot == kNoSlot || !plan.is_leaf[static_cast<size_t>(slot)] || hi <= lo) return;
+  slot = valueLeaf(plan, slot);
+  if (slot == kNoSlot || hi <= lo) return;
   LeafInit& init = plan.leaf_init[slot];
   if (init.hi < init.lo) {
     init.lo = lo;
@@ -91,6 +95,18 @@ int32_t argSlot(const PlanStep& step, int arg) {
   return a.kind == ArgKind::kTensor ? a.slots[0] : kNoSlot;
 }
 
+// The size index_arg's values must stay below; -1 when unknown.
+int64_t ruleSize(const trace::Trace& t, const trace::Node& n, const IndexRule& r) {
+  int64_t size = -1;
+  if (r.bound_arg != kNone) {
+    intArg(n, r.bound_arg, &size);
+    return size;
+  }
+  int64_t dim = r.dim;
+  if (r.dim_arg != kNone && !intArg(n, r.dim_arg, &dim)) return -1;
+  return sizeAt(shapeOf(t, n, r.table_arg), dim);
+}
+
 void applyRule(const trace::Trace& t, const trace::Node& n, const IndexRule& r,
                const PlanStep& step, Plan& plan) {
   if (r.index_list) {
@@ -102,15 +118,7 @@ void applyRule(const trace::Trace& t, const trace::Node& n, const IndexRule& r,
     }
     return;
   }
-  int64_t size = -1;
-  if (r.bound_arg != kNone) {
-    intArg(n, r.bound_arg, &size);
-  } else {
-    int64_t dim = r.dim;
-    if (r.dim_arg != kNone && !intArg(n, r.dim_arg, &dim)) return;
-    size = sizeAt(shapeOf(t, n, r.table_arg), dim);
-  }
-  narrow(plan, argSlot(step, r.index_arg), 0, size, true);
+  narrow(plan, argSlot(step, r.index_arg), 0, ruleSize(t, n, r), true);
   const int32_t offsets = argSlot(step, r.offsets_arg);
   if (offsets != kNoSlot && plan.is_leaf[static_cast<size_t>(offsets)]) {
     const trace::Value& idx = n.inputs[static_cast<size_t>(r.index_arg)];
@@ -118,6 +126,47 @@ void applyRule(const trace::Trace& t, const trace::Node& n, const IndexRule& r,
       plan.leaf_init[offsets].offsets_of = static_cast<int64_t>(t.tensors[idx.tensor].numel);
     }
   }
+}
+
+const std::vector<int64_t>* outShape(const trace::Trace& t, const trace::Node& n, size_t i) {
+  if (i >= n.outputs.size() || n.outputs[i].kind != trace::ValueKind::kTensor) return nullptr;
+  return &t.list(t.tensors[n.outputs[i].tensor].shape);
+}
+
+// Lengths of B sequences, descending, with maximum M and sum S (what the
+// recorded batch_sizes [M] and data [S, ...] outputs say); empty when no
+// such lengths exist.
+std::vector<int64_t> packedLengths(int64_t b, int64_t m, int64_t s) {
+  if (b < 1 || m < 1 || s < m + (b - 1) || s > b * m) return {};
+  std::vector<int64_t> xs(static_cast<size_t>(b), 1);
+  xs[0] = m;
+  int64_t rest = s - m - (b - 1);
+  for (size_t i = 1; i < xs.size(); ++i) {
+    const int64_t add = std::min(m - 1, rest);
+    xs[i] += add;
+    rest -= add;
+  }
+  return xs;
+}
+
+// _pack_padded_sequence(input, lengths, batch_first): lengths in [1, T],
+// sorted descending (the op checks both), drawn so the packed data and
+// batch_sizes have their recorded sizes.
+void applyPackedLengths(const trace::Trace& t, const trace::Node& n, const PlanStep& step,
+                        Plan& plan) {
+  const int32_t leaf = valueLeaf(plan, argSlot(step, 1));
+  const std::vector<int64_t>* in = shapeOf(t, n, 0);
+  if (leaf == kNoSlot || in == nullptr || in->size() < 2) return;
+  const bool batch_first = n.inputs.size() > 2 && n.inputs[2].kind == trace::ValueKind::kBool &&
+                           n.inputs[2].b;
+  const int64_t steps = (*in)[batch_first ? 1 : 0], batch = (*in)[batch_first ? 0 : 1];
+  narrow(plan, leaf, 1, steps + 1, false);
+  const std::vector<int64_t>* data = outShape(t, n, 0);
+  const std::vector<int64_t>* sizes = outShape(t, n, 1);
+  if (data == nullptr || sizes == nullptr || data->empty() || sizes->size() != 1) return;
+  const trace::TensorRef& r = t.tensors[plan.slot_tensor[static_cast<size_t>(leaf)]];
+  if (static_cast<int64_t>(r.numel) != batch) return;
+  plan.leaf_init[leaf].values = packedLengths(batch, std::min((*sizes)[0], steps), (*data)[0]);
 }
 
 // tensor_range: {"<flattened input tensor index>": [min, max], ...}.
@@ -156,6 +205,19 @@ void applyIndexRules(const trace::Trace& trace, const trace::Node& node,
   for (const IndexRule& r : kRules) {
     if (r.op == name) applyRule(trace, node, r, step, plan);
   }
+  if (name == "aten::_pack_padded_sequence") applyPackedLengths(trace, node, step, plan);
+}
+
+std::vector<std::pair<uint32_t, int64_t>> indexBounds(const trace::Trace& trace,
+                                                      const trace::Node& node,
+                                                      const PlanStep& step) {
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  for (const IndexRule& r : kRules) {
+    if (r.op != step.name || r.index_list || argSlot(step, r.index_arg) == kNoSlot) continue;
+    const int64_t size = ruleSize(trace, node, r);
+    if (size > 0) out.emplace_back(static_cast<uint32_t>(r.index_arg), size);
+  }
+  return out;
 }
 
 }  // namespace etb::replay::detail

@@ -5,6 +5,7 @@
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
 #include "replayer/cpu_rewrites.h"
+#include "replayer/data_rules.h"
 #include "replayer/index_rules.h"
 #include "replayer/op_plan.h"
 
@@ -208,8 +209,14 @@ class PlanBuilder {
       return;
     }
     step.runnable = true;
-    applyIndexRules(t_, t_.nodes[step.node], step, plan_);
+    const trace::Node& n = t_.nodes[step.node];
+    applyIndexRules(t_, n, step, plan_);
+    markWrappedNumbers(t_, n, step, plan_);
+    step.pin_shapes = hasDataDependentShape(step.name);
+    step.index_bounds = indexBounds(t_, n, step);
+    step.mask_count = recordedMaskCount(t_, n, step.name);
     bindOutputs(step);
+    traceValueSources(step, plan_);
   }
 
   // Each intermediate dies after its last reader (or at once when nothing
@@ -248,6 +255,7 @@ Plan buildPlan(const trace::Trace& trace, const std::vector<SelectedNode>& nodes
   plan.device = options.device;
   plan.coverage.replayed = plan.coverage.operators - plan.coverage.skipped_ops.size();
   plan.coverage.skipped = plan.coverage.skipped_ops.size();
+  plan.value_source.resize(plan.slots.size(), kNoSlot);
   allocateLeaves(trace, plan, options);
   return plan;
 }

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/data_rules.h"
+
+#include <algorithm>
+#include <array>
+
+namespace etb::replay::detail {
+namespace {
+using trace::DType;
+
+// Output 0 holds input 0's values, reordered or retyped, all of them.
+constexpr std::array<std::string_view, 17> kValuePreserving{{
+    "aten::sort", "aten::to", "aten::_to_copy", "aten::clone", "aten::contiguous",
+    "aten::view", "aten::reshape", "aten::_reshape_alias", "aten::flatten", "aten::squeeze",
+    "aten::unsqueeze", "aten::detach", "aten::alias", "aten::lift_fresh", "aten::t",
+    "aten::transpose", "aten::permute",
+}};
+
+constexpr std::array<std::string_view, 14> kDataDependent{{
+    "aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::masked_select",
+    "aten::index", "aten::unique", "aten::_unique", "aten::_unique2", "aten::unique_dim",
+    "aten::unique_consecutive", "aten::unique_dim_consecutive", "aten::repeat_interleave",
+    "aten::bincount", "aten::_pack_padded_sequence",
+}};
+
+template <size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool wrappable(DType d) {
+  return d == DType::kDouble || d == DType::kInt64 || d == DType::kBool;
+}
+
+// Dtypes of the op's recorded output tensors (lists flattened).
+std::vector<DType> outputDtypes(const trace::Trace& t, const trace::Node& n) {
+  std::vector<DType> out;
+  for (const trace::Value& v : n.outputs) {
+    if (v.kind == trace::ValueKind::kTensor) out.push_back(t.tensors[v.tensor].dtype);
+    for (const trace::Value& item : v.items) {
+      if (item.kind == trace::ValueKind::kTensor) out.push_back(t.tensors[item.tensor].dtype);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+void markWrappedNumbers(const trace::Trace& trace, const trace::Node& node,
+                        const PlanStep& step, Plan& plan) {
+  const std::vector<DType> outs = outputDtypes(trace, node);
+  for (const ArgSource& a : step.args) {
+    if (a.kind != ArgKind::kTensor || a.slots[0] == kNoSlot) continue;
+    const int32_t slot = a.slots[0];
+    if (!plan.is_leaf[static_cast<size_t>(slot)]) continue;
+    const trace::TensorRef& r = trace.tensors[plan.slot_tensor[static_cast<size_t>(slot)]];
+    if (!trace.list(r.shape).empty() || !wrappable(r.dtype)) continue;
+    const bool promoted_away = std::any_of(outs.begin(), outs.end(), [&](DType d) {
+      return d != DType::kUnknown && d != r.dtype;
+    });
+    if (promoted_away) plan.leaf_init[slot].wrapped_number = true;
+  }
+}
+
+void traceValueSources(const PlanStep& step, Plan& plan) {
+  plan.value_source.resize(plan.slots.size(), kNoSlot);
+  if (!contains(kValuePreserving, step.name) || step.args.empty()) return;
+  const ArgSource& in = step.args[0];
+  if (in.kind != ArgKind::kTensor) return;
+  const int32_t leaf = valueLeaf(plan, in.slots[0]);
+  if (leaf == kNoSlot) return;
+  for (const OutBinding& o : step.outs) {
+    if (o.ret == 0 && o.item < 0) plan.value_source[static_cast<size_t>(o.slot)] = leaf;
+  }
+}
+
+int32_t valueLeaf(const Plan& plan, int32_t slot) {
+  if (slot == kNoSlot) return kNoSlot;
+  const size_t s = static_cast<size_t>(slot);
+  if (plan.is_leaf[s]) return slot;
+  return s < plan.value_source.size() ? plan.value_source[s] : kNoSlot;
+}
+
+bool hasDataDependentShape(std::string_view name) { return contains(kDataDependent, name); }
+
+at::Tensor pinToShape(const at::Tensor& t, const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& strides) {
+  if (!t.defined() || t.layout() != at::kStrided || t.sizes() == c10::IntArrayRef(shape) ||
+      t.dim() != static_cast<int64_t>(shape.size())) {
+    return t;
+  }
+  at::Tensor out = strides.size() == shape.size() ? at::empty_strided(shape, strides, t.options())
+                                                  : at::empty(shape, t.options());
+  out.zero_();
+  at::Tensor src = t, dst = out;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    const int64_t n = std::min(t.size(d), shape[static_cast<size_t>(d)]);
+    src = src.narrow(d, 0, n);
+    dst = dst.narrow(d, 0, n);
+  }
+  dst.copy_(src);
+  return out;
+}
+
+int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
+                          std::string_view name) {
+  if (name != "aten::index_put_" && name != "aten::_index_put_impl_" &&
+      name != "aten::index_put") {
+    return -1;
+  }
+  if (node.inputs.size() < 3 || node.inputs[1].kind != trace::ValueKind::kList) return -1;
+  const std::vector<trace::Value>& idx = node.inputs[1].items;
+  const trace::Value& self = node.inputs[0];
+  const trace::Value& values = node.inputs[2];
+  if (idx.size() != 1 || idx[0].kind != trace::ValueKind::kTensor ||
+      self.kind != trace::ValueKind::kTensor || values.kind != trace::ValueKind::kTensor) {
+    return -1;
+  }
+  const trace::TensorRef& mask = trace.tensors[idx[0].tensor];
+  if (mask.dtype != DType::kBool && mask.dtype != DType::kUInt8) return -1;
+  const size_t mask_dims = trace.list(mask.shape).size();
+  const size_t self_dims = trace.list(trace.tensors[self.tensor].shape).size();
+  const std::vector<int64_t>& v = trace.list(trace.tensors[values.tensor].shape);
+  if (mask_dims == 0 || self_dims < mask_dims || v.size() != self_dims - mask_dims + 1) return -1;
+  return v[0];
+}
+
+at::Tensor maskWithCount(const at::Tensor& mask, int64_t k) {
+  if (!mask.defined() || mask.numel() < k) return at::Tensor();
+  at::Tensor flat = mask.to(at::kBool).flatten().clone();
+  const int64_t set = flat.sum().item<int64_t>();
+  if (set > k) {
+    at::Tensor on = flat.nonzero().squeeze(1);
+    flat.index_fill_(0, on.narrow(0, k, set - k), false);
+  } else if (set < k) {
+    at::Tensor off = flat.logical_not().nonzero().squeeze(1);
+    flat.index_fill_(0, off.narrow(0, 0, k - set), true);
+  }
+  return flat.view(mask.sizes()).to(mask.scalar_type());
+}
+
+bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref) {
+  const auto& shape = trace.list(ref.shape);
+  return ref.has_device && trace.str(ref.device).empty() && ref.storage_id == 0 &&
+         ref.itemsize == 0 && !shape.empty() &&
+         std::all_of(shape.begin(), shape.end(), [](int64_t s) { return s > 0; });
+}
+
+at::Tensor makeSparseLeaf(const std::vector<int64_t>& shape, at::ScalarType dtype,
+                          at::Device device, at::Generator& gen) {
+  const int64_t nnz = std::min<int64_t>(shape[0], 64);
+  at::Tensor rows = at::empty({1, nnz}, at::kLong).random_(0, shape[0], gen);
+  std::vector<int64_t> vshape{nnz};
+  vshape.insert(vshape.end(), shape.begin() + 1, shape.end());
+  at::Tensor values = at::empty(vshape, at::TensorOptions().dtype(dtype));
+  if (at::isFloatingType(dtype)) values.uniform_(0, 1, gen);
+  else values.random_(0, 4, gen);
+  return at::sparse_coo_tensor(rows, values, shape).coalesce().to(device);
+}
+
+}  // namespace etb::replay::detail

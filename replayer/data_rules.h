@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+//
+// What an execution trace does not record about values, and how the replay
+// makes up for it so that every op sees what it saw in the original: Python
+// numbers wrapped into 0-dim tensors, leaves whose values only pass through
+// value-preserving ops before an op constrains them, sparse tensors (no
+// storage recorded), and ops whose output shapes depend on input values.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string_view>
+#include <vector>
+
+#include "core/model/trace.h"
+#include "replayer/op_plan.h"
+
+namespace etb::replay::detail {
+
+// Marks the 0-dim Double/Long/Bool leaves among `step`'s tensor arguments
+// as wrapped numbers when the op's recorded outputs show they did not take
+// part in type promotion (an output dtype other than theirs): that is how
+// a Python scalar reaches a Tensor overload (aten::mul.Tensor(loss, 0.1)).
+void markWrappedNumbers(const trace::Trace& trace, const trace::Node& node,
+                        const PlanStep& step, Plan& plan);
+
+// Records, for each output of `step` that is its first input's values
+// rearranged or retyped (sort's values, to, clone, view, ...), the leaf
+// those values come from (Plan::value_source).
+void traceValueSources(const PlanStep& step, Plan& plan);
+
+// The leaf whose values `slot` holds: itself for a leaf, its value source
+// for a computed slot, kNoSlot when neither.
+int32_t valueLeaf(const Plan& plan, int32_t slot);
+
+// True for ops whose output shapes depend on input values (nonzero,
+// masked_select, boolean-mask indexing, unique, ...).
+bool hasDataDependentShape(std::string_view name);
+
+// `t` with the recorded shape: the overlapping part copied, the rest zero
+// (a valid index for whatever an index output feeds). `t` when equal.
+at::Tensor pinToShape(const at::Tensor& t, const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& strides);
+
+// For index_put_ (and _index_put_impl_, index_put) with one boolean mask
+// as its only index: how many elements the mask selected in the original,
+// read off the recorded values' shape; -1 when the recording cannot say
+// (values broadcast, several indices).
+int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
+                          std::string_view name);
+
+// `mask` (bool or uint8) with exactly k elements set: its own first ones
+// kept, the rest cleared, or its first clear elements set. Undefined when
+// the mask has fewer than k elements.
+at::Tensor maskWithCount(const at::Tensor& mask, int64_t k);
+
+// A sparse tensor as torch 1.13's observer records it: defined, no storage
+// (storage id 0, itemsize 0, device ""), a non-empty shape.
+bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref);
+
+// A sparse COO leaf of the recorded shape and dtype: one sparse dimension
+// (embedding gradients), min(rows, 64) random rows, coalesced.
+at::Tensor makeSparseLeaf(const std::vector<int64_t>& shape, at::ScalarType dtype,
+                          at::Device device, at::Generator& gen);
+
+}  // namespace etb::replay::detail
