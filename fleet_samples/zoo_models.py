@@ -278,7 +278,8 @@ class _Moe(nn.Module):
                       self.w2).view(-1, x.shape[1])
         w = weight.flatten()[order].masked_fill(~keep, 0.0)
         out = torch.zeros_like(x).index_add_(0, token, h[idx] * w[:, None])
-        counts = torch.bincount(flat_e, minlength=self.experts).float()
+        dense_w = torch.zeros_like(probs).scatter_(1, expert, weight)  # [tokens, experts]
+        counts = torch.bincount(flat_e, minlength=self.experts).float() + dense_w.sum(0) * 0
         aux = (counts / counts.sum() * probs.mean(0)).sum() * self.experts
         dropped = torch.where(keep, torch.zeros_like(pos), torch.ones_like(pos)).sum()
         return out + x, aux, dropped
@@ -363,6 +364,37 @@ def buildZooMisc(gen):
                    "double backward, in-place views, no_grad")
 
 
+def _torchvision(name, image, **kwargs):
+    def build(gen):
+        import torchvision
+        if name == "VisionTransformer":
+            model = torchvision.models.VisionTransformer(num_classes=10, **kwargs)
+        else:
+            model = getattr(torchvision.models, name)(num_classes=10, **kwargs)
+        x = torch.randn(2, 3, image, image, generator=gen)
+        y = torch.randint(0, 10, (2,), generator=gen)
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+        return _sample(model, step, "torchvision %s(num_classes=10), batch 2, 3x%dx%d, SGD"
+                       % (name, image, image), {"input": [2, 3, image, image]},
+                       "a public architecture as users will bring it")
+    return build
+
+
+# Public architectures with ops the hand-written zoo lacks (shifted windows, channel
+# shuffle, dense concatenation, stochastic depth, the fused attention path).
+TORCHVISION = {"swin_t": (64, {}), "convnext_tiny": (64, {}), "shufflenet_v2_x0_5": (64, {}),
+               "densenet121": (32, {}), "efficientnet_b0": (64, {}), "mnasnet0_5": (64, {}),
+               "googlenet": (64, {"aux_logits": False, "init_weights": False}),
+               "VisionTransformer": (32, {"image_size": 32, "patch_size": 8, "num_layers": 2,
+                                          "num_heads": 4, "hidden_dim": 64, "mlp_dim": 128})}
+
 BUILDERS = {"zoo_rnn": buildZooRnn, "zoo_autoencoder": buildZooAutoencoder,
             "zoo_mobilenet": buildZooMobilenet, "zoo_vit": buildZooVit,
             "zoo_sparse": buildZooSparse, "zoo_moe": buildZooMoe, "zoo_misc": buildZooMisc}
+BUILDERS.update({"zoo_tv_" + k.lower(): _torchvision(k, image, **kw)
+                 for k, (image, kw) in TORCHVISION.items()})
