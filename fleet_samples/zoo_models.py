@@ -10,6 +10,7 @@ backward, every optimizer family): `record.py --model zoo_<name>`. See fleet_sam
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from models import Sample
@@ -364,6 +365,58 @@ def buildZooMisc(gen):
                    "double backward, in-place views, no_grad")
 
 
+class _Speech(nn.Module):
+    """CTC acoustic model bits: spectral features (rfft), a scripted conv block, pixel shuffle
+    upsampling, grid_sample, embedding with max_norm, multi-head attention, checkpointing."""
+
+    def __init__(self, dim, vocab):
+        super().__init__()
+        self.conv = torch.jit.script(nn.Sequential(nn.Conv1d(dim, dim, 3, padding=1), nn.GELU()))
+        self.attn = nn.MultiheadAttention(dim, 4, batch_first=True)
+        self.emb = nn.Embedding(vocab, dim, max_norm=1.0)
+        self.up = nn.Conv2d(1, 4, 3, padding=1)
+        self.out = nn.Linear(dim, vocab)
+
+    def forward(self, wave, labels):
+        spec = torch.fft.rfft(wave, dim=-1).abs()[..., : self.out.in_features]  # [B, T, dim]
+        h = self.conv(spec.transpose(1, 2)).transpose(1, 2)
+        h = torch.utils.checkpoint.checkpoint(lambda z: self.attn(z, z, z)[0], h,
+                                              use_reentrant=False)
+        img = F.pixel_shuffle(self.up(h[:, None]), 2)  # [B, 1, 2T, 2dim]
+        grid = torch.zeros(h.shape[0], h.shape[1], h.shape[2], 2)
+        h = h + F.grid_sample(img, grid, align_corners=False)[:, 0] + self.emb(labels).mean(1, True)
+        return self.out(F.pad(h, (0, 0, 0, 2), mode="reflect")).log_softmax(-1)
+
+
+def buildZooSpeech(gen):
+    batch, steps, dim, vocab, label_len = 4, 20, 16, 12, 6
+    model = _Speech(dim, vocab)
+    wave = torch.randn(batch, steps, 2 * dim, generator=gen)
+    labels = torch.randint(1, vocab, (batch, label_len), generator=gen)
+    in_lens = torch.full((batch,), steps + 2, dtype=torch.long)
+    lab_lens = torch.randint(2, label_len + 1, (batch,), generator=gen)
+    opt = torch.optim.Adamax(model.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logp = model(wave, labels)
+        loss = F.ctc_loss(logp.float().transpose(0, 1), labels, in_lens, lab_lens)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            model.eval()
+            model.attn(wave[..., :dim], wave[..., :dim], wave[..., :dim], need_weights=False)
+            model.train()
+    return _sample(model, step,
+                   "rfft features, torch.jit.script Conv1d + GELU, MultiheadAttention under "
+                   "checkpoint(use_reentrant=False), pixel_shuffle + grid_sample, Embedding "
+                   "max_norm, reflect pad, log_softmax, CTC loss, bfloat16 autocast on CPU, "
+                   "Adamax, an eval MultiheadAttention under no_grad (the fused fast path)",
+                   {"batch": batch, "steps": steps, "dim": dim, "vocab": vocab},
+                   "scripted graphs, bfloat16 autocast, CTC lengths, complex tensors")
+
+
 def _torchvision(name, image, **kwargs):
     def build(gen):
         import torchvision
@@ -395,6 +448,7 @@ TORCHVISION = {"swin_t": (64, {}), "convnext_tiny": (64, {}), "shufflenet_v2_x0_
 
 BUILDERS = {"zoo_rnn": buildZooRnn, "zoo_autoencoder": buildZooAutoencoder,
             "zoo_mobilenet": buildZooMobilenet, "zoo_vit": buildZooVit,
-            "zoo_sparse": buildZooSparse, "zoo_moe": buildZooMoe, "zoo_misc": buildZooMisc}
+            "zoo_sparse": buildZooSparse, "zoo_moe": buildZooMoe, "zoo_misc": buildZooMisc,
+            "zoo_speech": buildZooSpeech}
 BUILDERS.update({"zoo_tv_" + k.lower(): _torchvision(k, image, **kw)
                  for k, (image, kw) in TORCHVISION.items()})

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/data_rules.h"
 
+#include <ATen/autocast_mode.h>
+
 #include <algorithm>
 #include <array>
 
@@ -136,6 +138,71 @@ at::Tensor maskWithCount(const at::Tensor& mask, int64_t k) {
     flat.index_fill_(0, off.narrow(0, 0, k - set), true);
   }
   return flat.view(mask.sizes()).to(mask.scalar_type());
+}
+
+namespace {
+bool isFloating(DType d) {
+  return d == DType::kFloat || d == DType::kDouble || d == DType::kHalf || d == DType::kBFloat16;
+}
+
+bool isReduced(DType d) { return d == DType::kHalf || d == DType::kBFloat16; }
+
+// Dtypes of the tensors among `values` (list items included), in order.
+std::vector<DType> tensorDtypes(const trace::Trace& t, const std::vector<trace::Value>& values) {
+  std::vector<DType> out;
+  for (const trace::Value& v : values) {
+    if (v.kind == trace::ValueKind::kTensor) out.push_back(t.tensors[v.tensor].dtype);
+    for (const trace::Value& item : v.items) {
+      if (item.kind == trace::ValueKind::kTensor) out.push_back(t.tensors[item.tensor].dtype);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+at::ScalarType autocastDtype(const trace::Trace& trace, const trace::Node& node,
+                             const std::vector<uint32_t>& children) {
+  const std::vector<DType> mine = tensorDtypes(trace, node.inputs);
+  for (uint32_t c : children) {
+    const trace::Node& child = trace.nodes[c];
+    if (trace.name(child) != trace.name(node)) continue;
+    const std::vector<DType> theirs = tensorDtypes(trace, child.inputs);
+    for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
+      if (mine[i] == theirs[i] || !isFloating(mine[i]) || !isFloating(theirs[i])) continue;
+      if (isReduced(theirs[i]) || isReduced(mine[i])) {
+        return isReduced(theirs[i]) ? toScalarType(theirs[i]) : toScalarType(mine[i]);
+      }
+    }
+  }
+  return at::ScalarType::Undefined;
+}
+
+AutocastScope::AutocastScope(at::ScalarType dtype, at::Device device) {
+  if (dtype == at::ScalarType::Undefined) return;
+  active_ = true;
+  cpu_ = device.is_cpu();
+  if (cpu_) {
+    was_enabled_ = at::autocast::is_cpu_enabled();
+    was_dtype_ = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(true);
+  } else {
+    was_enabled_ = at::autocast::is_enabled();
+    was_dtype_ = at::autocast::get_autocast_gpu_dtype();
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(true);
+  }
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  if (cpu_) {
+    at::autocast::set_cpu_enabled(was_enabled_);
+    at::autocast::set_autocast_cpu_dtype(was_dtype_);
+  } else {
+    at::autocast::set_enabled(was_enabled_);
+    at::autocast::set_autocast_gpu_dtype(was_dtype_);
+  }
 }
 
 bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref) {

@@ -4,7 +4,8 @@
 // makes up for it so that every op sees what it saw in the original: Python
 // numbers wrapped into 0-dim tensors, leaves whose values only pass through
 // value-preserving ops before an op constrains them, sparse tensors (no
-// storage recorded), and ops whose output shapes depend on input values.
+// storage recorded), ops whose output shapes depend on input values, and
+// ops that ran under autocast (a thread state the arguments do not show).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -53,6 +54,28 @@ int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
 // kept, the rest cleared, or its first clear elements set. Undefined when
 // the mask has fewer than k elements.
 at::Tensor maskWithCount(const at::Tensor& mask, int64_t k);
+
+// The reduced dtype (BFloat16 or Half) `node` ran at under autocast, or
+// Undefined: the recording shows a child op of the same name whose floating
+// tensor inputs have other dtypes than the node's own (autocast cast them
+// and redispatched). Replaying the node without autocast would compute, and
+// hand on, the wrong dtype.
+at::ScalarType autocastDtype(const trace::Trace& trace, const trace::Node& node,
+                             const std::vector<uint32_t>& children);
+
+// Runs a call under autocast at `dtype` on `device` (Undefined: as is),
+// restoring the thread's autocast state after it.
+class AutocastScope {
+ public:
+  AutocastScope(at::ScalarType dtype, at::Device device);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_ = false, cpu_ = true, was_enabled_ = false;
+  at::ScalarType was_dtype_ = at::ScalarType::Undefined;
+};
 
 // A sparse tensor as torch 1.13's observer records it: defined, no storage
 // (storage id 0, itemsize 0, device ""), a non-empty shape.

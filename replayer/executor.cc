@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/base/log.h"
+#include "replayer/data_rules.h"
 #include "replayer/dtype_fallback.h"
 
 namespace etb::replay::detail {
@@ -162,6 +163,7 @@ bool Executor::call(PlanStep& step, std::string* error) {
   bool ok = true;
   call_t0_ = nowUs();
   try {
+    const AutocastScope autocast(step.autocast, plan_.device);
     if (step.fp32) callInFloat32(*step.op, stack_);
     else step.op->callBoxed(stack_);
   } catch (const std::exception& e) {

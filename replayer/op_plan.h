@@ -69,6 +69,8 @@ struct PlanStep {
   // fixed_mask (the same mask with that count) replaces it in every call.
   int64_t mask_count = -1;
   at::Tensor fixed_mask;
+  // Recorded under autocast at this dtype (BFloat16/Half); Undefined: not.
+  at::ScalarType autocast = at::ScalarType::Undefined;
   bool adapted = false;  // listed in coverage.adapted_ops already
 };
 

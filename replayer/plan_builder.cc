@@ -43,7 +43,8 @@ std::string libraryNote(const std::string& name) {
 
 class PlanBuilder {
  public:
-  PlanBuilder(const trace::Trace& t, const PlanOptions& o) : t_(t), o_(o) {}
+  PlanBuilder(const trace::Trace& t, const PlanOptions& o)
+      : t_(t), o_(o), children_(t.children()) {}
 
   Plan build(const std::vector<SelectedNode>& nodes) {
     for (const SelectedNode& s : nodes) {
@@ -215,6 +216,7 @@ class PlanBuilder {
     step.pin_shapes = hasDataDependentShape(step.name);
     step.index_bounds = indexBounds(t_, n, step);
     step.mask_count = recordedMaskCount(t_, n, step.name);
+    step.autocast = autocastDtype(t_, n, children_[step.node]);
     bindOutputs(step);
     traceValueSources(step, plan_);
   }
@@ -246,6 +248,7 @@ class PlanBuilder {
   const std::vector<trace::Value>* inputs_ = nullptr;  // the op's, or rewritten_
   std::vector<trace::Value> rewritten_;
   std::unordered_map<TensorKey, int32_t, KeyHash> produced_, leaves_;
+  std::vector<std::vector<uint32_t>> children_;  // autocast shows in an op's children
 };
 }  // namespace
 

@@ -200,5 +200,26 @@ TEST(DataRules, BooleanMaskTakesTheRecordedCountForIndexPut) {
       << r.result.coverage.adapted_ops[0].reason;
 }
 
+// linear under torch.autocast("cpu", bfloat16): float inputs, a bfloat16
+// output, and inside it the same op again on bfloat16 copies. Replayed
+// without autocast it computes float32, and hands float32 on (the ReLU).
+TEST(DataRules, OpRecordedUnderAutocastRunsUnderIt) {
+  test::TraceBuilder b;
+  const auto x = b.tensor({4, 8}), w = b.tensor({3, 8}), bias = b.tensor({3});
+  const auto y = b.tensor({4, 3}, DType::kBFloat16);
+  constexpr const char* kLinear =
+      "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
+  const trace::NodeId outer = b.op(kLinear, {x, w, bias}, {y});
+  b.op(kLinear, {b.tensor({4, 8}, DType::kBFloat16), b.tensor({3, 8}, DType::kBFloat16),
+                 b.tensor({3}, DType::kBFloat16)}, {y});
+  b.trace().nodes.back().parent = outer;  // the redispatched call inside it
+  b.op("aten::relu(Tensor self) -> Tensor", {y}, {b.tensor({4, 3}, DType::kBFloat16)});
+  const Replayed r = replay(b.finish());
+  EXPECT_EQ(r.result.coverage.operators, 2u);  // the inner linear is the outer's internals
+  EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
+  EXPECT_EQ(r.diag.outputs_checked, 2u);
+  EXPECT_TRUE(r.diag.output_mismatches.empty()) << why(r);
+}
+
 }  // namespace
 }  // namespace etb::replay
