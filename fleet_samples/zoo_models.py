@@ -417,6 +417,54 @@ def buildZooSpeech(gen):
                    "scripted graphs, bfloat16 autocast, CTC lengths, complex tensors")
 
 
+class _Detector(nn.Module):
+    """Second-stage detector bits: RoIAlign over a conv feature map, box regression and
+    classification heads, torchvision's box ops (the torchvision:: operators)."""
+
+    def __init__(self, classes):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.ReLU(), nn.Conv2d(16, 32, 3, 2, 1))
+        self.cls = nn.Linear(32 * 4 * 4, classes)
+        self.box = nn.Linear(32 * 4 * 4, 4)
+
+    def forward(self, images, boxes):
+        import torchvision.ops as ops
+        feats = self.backbone(images)
+        rois = ops.roi_align(feats, boxes, output_size=4, spatial_scale=0.25, sampling_ratio=2)
+        flat = rois.flatten(1)
+        return self.cls(flat), self.box(flat)
+
+
+def buildZooDetect(gen):
+    import torchvision.ops as ops
+    batch, image, per_image, classes = 2, 64, 8, 5
+    model = _Detector(classes)
+    images = torch.randn(batch, 3, image, image, generator=gen)
+    xy = torch.rand(batch * per_image, 2, generator=gen) * (image / 2)
+    wh = torch.rand(batch * per_image, 2, generator=gen) * (image / 2) + 4
+    idx = torch.arange(batch).repeat_interleave(per_image)[:, None].float()
+    boxes = torch.cat([idx, xy, xy + wh], 1)
+    labels = torch.randint(0, classes, (batch * per_image,), generator=gen)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+
+    def step():
+        opt.zero_grad()
+        logits, delta = model(images, boxes)
+        pred = boxes[:, 1:] + delta
+        keep = ops.batched_nms(pred.detach(), logits.detach().softmax(-1).max(-1)[0], labels, 0.5)
+        iou = ops.box_iou(pred, boxes[:, 1:]).diagonal()
+        loss = F.cross_entropy(logits, labels) + (1 - iou).mean() + \
+            ops.sigmoid_focal_loss(logits, F.one_hot(labels, classes).float(), reduction="mean") + \
+            delta[keep].pow(2).mean() * 0.01
+        loss.backward()
+        opt.step()
+    return _sample(model, step,
+                   "RoIAlign (torchvision::roi_align) over a small conv backbone, class and box "
+                   "heads, batched_nms (torchvision::nms), box_iou, sigmoid_focal_loss, SGD",
+                   {"batch": batch, "input": [batch, 3, image, image], "rois": batch * per_image},
+                   "operators from torchvision's own library (et_replay --load-library)")
+
+
 def _torchvision(name, image, **kwargs):
     def build(gen):
         import torchvision
@@ -449,6 +497,6 @@ TORCHVISION = {"swin_t": (64, {}), "convnext_tiny": (64, {}), "shufflenet_v2_x0_
 BUILDERS = {"zoo_rnn": buildZooRnn, "zoo_autoencoder": buildZooAutoencoder,
             "zoo_mobilenet": buildZooMobilenet, "zoo_vit": buildZooVit,
             "zoo_sparse": buildZooSparse, "zoo_moe": buildZooMoe, "zoo_misc": buildZooMisc,
-            "zoo_speech": buildZooSpeech}
+            "zoo_speech": buildZooSpeech, "zoo_detect": buildZooDetect}
 BUILDERS.update({"zoo_tv_" + k.lower(): _torchvision(k, image, **kw)
                  for k, (image, kw) in TORCHVISION.items()})

@@ -18,11 +18,11 @@ constexpr std::array<std::string_view, 17> kValuePreserving{{
     "aten::transpose", "aten::permute",
 }};
 
-constexpr std::array<std::string_view, 14> kDataDependent{{
+constexpr std::array<std::string_view, 15> kDataDependent{{
     "aten::nonzero", "aten::nonzero_numpy", "aten::argwhere", "aten::masked_select",
     "aten::index", "aten::unique", "aten::_unique", "aten::_unique2", "aten::unique_dim",
     "aten::unique_consecutive", "aten::unique_dim_consecutive", "aten::repeat_interleave",
-    "aten::bincount", "aten::_pack_padded_sequence",
+    "aten::bincount", "aten::_pack_padded_sequence", "torchvision::nms",
 }};
 
 template <size_t N>

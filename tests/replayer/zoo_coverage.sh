@@ -4,7 +4,8 @@
 # Architectures and training styles the fleet samples lack, seen as a user meets them: each
 # zoo model (fleet_samples/zoo_models.py) is recorded fresh with Debian's torch 1.13
 # (record.py, as a user would), and the committed fleet_samples/zoo/ samples are taken as
-# they are; each replays with et_replay --threads 1 --verify. Per trace it checks:
+# they are; each replays with et_replay --threads 1 --verify (and --load-library with
+# torchvision's operator library when python3-torchvision has one). Per trace it checks:
 #   - the operators selected equal those of a separate parse of the ET
 #     (zoo_expected_ops.py), in count and per op name;
 #   - coverage >= 99%, with every skipped op's reason printed;
@@ -15,10 +16,17 @@ replay=$1 src=$2 work=$3
 shift 3
 py=${ETB_PYTHON:-/usr/bin/python3}
 models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(zoo_rnn zoo_autoencoder zoo_mobilenet zoo_vit zoo_sparse zoo_moe zoo_misc)
 if ! "$py" -c "import torch" 2>/dev/null; then
   echo "SKIP: $py has no torch (python3-torch) to record the zoo with"; exit 77
 fi
+# torchvision's operator library (torchvision::roi_align, nms) for zoo_detect, as a user
+# would pass it: et_replay --load-library.
+tvlib=$("$py" -c "import glob, os, torchvision; print(glob.glob(os.path.join(os.path.dirname(torchvision.__file__), '_C*.so'))[0])" 2>/dev/null)
+if [ ${#models[@]} -eq 0 ]; then
+  models=(zoo_rnn zoo_autoencoder zoo_mobilenet zoo_vit zoo_sparse zoo_moe zoo_misc zoo_speech)
+  if [ -n "$tvlib" ]; then models+=(zoo_detect); else echo "note: no torchvision library: zoo_detect left out"; fi
+fi
+libs=(); [ -n "$tvlib" ] && libs=(--load-library "$tvlib")
 rm -rf "$work" && mkdir -p "$work"
 traces=()
 for m in "${models[@]}"; do
@@ -33,7 +41,7 @@ for t in "${traces[@]}"; do
   name=$(basename "$t" .et.json.gz)
   [[ $t == "$src"/* ]] && name="$name (committed)"
   out="$work/$(basename "$t" .et.json.gz).$([[ $t == "$src"/* ]] && echo c || echo f)"
-  if ! "$replay" "$t" --threads 1 --warmup 0 --iters 1 --verify --quiet \
+  if ! "$replay" "$t" "${libs[@]}" --threads 1 --warmup 0 --iters 1 --verify --quiet \
       --report-json "$out.json" > "$out.log" 2>&1; then
     tail -5 "$out.log"; echo "FAIL: $name: et_replay exited non-zero"; status=1; continue
   fi
