@@ -2,6 +2,7 @@
 #include "composer/shape_check.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <functional>
@@ -10,6 +11,7 @@
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
 #include "replayer/cpu_rewrites.h"
+#include "replayer/data_rules.h"
 #include "replayer/op_plan.h"
 #include "replayer/op_selection.h"
 
@@ -42,12 +44,15 @@ bool isMissingKernel(const std::string& what) {
          what.find("_overrideable") != std::string::npos ||
          what.find("NotImplementedError") != std::string::npos ||
          what.find("Cannot copy out of meta tensor") != std::string::npos ||
-         what.find("meta tensor") != std::string::npos;
+         what.find("meta tensor") != std::string::npos ||
+         // a kernel reading data (an RNN's batch_sizes) off a meta tensor
+         what.find("data is not allocated yet") != std::string::npos;
 }
 
 // A CPU kernel that lacks the dtype (not a shape problem).
 bool isUnsupportedDtype(const std::string& what) {
   return what.find("scalar types") != std::string::npos ||
+         what.find("Unsupported dtype") != std::string::npos ||
          what.find("not implemented for 'BFloat16'") != std::string::npos ||
          what.find("not implemented for 'Half'") != std::string::npos;
 }
@@ -63,10 +68,20 @@ bool dataDependent(std::string_view name) {
   return false;
 }
 
+// Ops checked on CPU even where a meta kernel exists: their meta behaviour
+// differs (lengths must be a CPU tensor; autocast casts test is_cpu()).
+bool cpuOnly(std::string_view name) {
+  return name == "aten::_pack_padded_sequence" || name == "aten::_pad_packed_sequence" ||
+         name == "aten::_pack_padded_sequence_backward" ||
+         name == "aten::_autocast_to_reduced_precision" ||
+         name == "aten::_autocast_to_full_precision";
+}
+
 class Checker {
  public:
   Checker(const Trace& t, const CheckOptions& o)
-      : t_(t), o_(o), passed_(o.cache != nullptr ? *o.cache : local_) {}
+      : t_(t), o_(o), passed_(o.cache != nullptr ? *o.cache : local_), children_(t.children()),
+        gen_(at::make_generator<at::CPUGeneratorImpl>(1)) {}
 
   CheckReport run() {
     std::vector<trace::Iteration> its = t_.iterations;
@@ -138,6 +153,8 @@ class Checker {
   }
 
   void checkOp(const Node& n);
+  bool needsCpu(std::string_view name);
+  at::Tensor makeInput(const Node& n, size_t k, at::Device device, bool standin);
   bool decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
               std::vector<ArgSource>* args, std::string* why);
   std::string runOn(const Node& n, const c10::OperatorHandle& op,
@@ -154,7 +171,50 @@ class Checker {
   std::vector<uint32_t> slot_tensor_;  // slot -> TensorRef index
   CheckCache local_;
   CheckCache& passed_;  // signature -> method
+  std::vector<std::vector<uint32_t>> children_;  // autocast shows in an op's children
+  std::vector<trace::DType> autocast_;  // the checked op's kernel dtypes per slot, if autocast
+  at::Generator gen_;                   // sparse inputs' rows
+  bool sparse_ = false;                 // the checked op reads a sparse tensor
 };
+
+bool Checker::needsCpu(std::string_view name) {
+  sparse_ = false;
+  for (uint32_t ti : slot_tensor_) sparse_ = sparse_ || replay::detail::isSparseRef(t_, t_.tensors[ti]);
+  return sparse_ || cpuOnly(name);
+}
+
+// One input of a check run. What the trace cannot say about values is made
+// up as the replay does (replayer/data_rules.h): Python numbers stay
+// wrapped, sparse tensors are sparse, an autocast op gets the dtypes its
+// kernel saw; on CPU the data kernels validate is valid (0.5 for BCE's
+// [0, 1], 1 for a scalar divisor, 0 for an index, a packed sequence's
+// recorded lengths and batch sizes).
+at::Tensor Checker::makeInput(const Node& n, size_t k, at::Device device, bool standin) {
+  const trace::TensorRef& r = t_.tensors[slot_tensor_[k]];
+  const bool cast = autocast_.size() == slot_tensor_.size();
+  at::ScalarType st = replay::detail::toScalarType(cast ? autocast_[k] : r.dtype);
+  if (standin && (st == at::kHalf || st == at::kBFloat16)) st = at::kFloat;
+  const std::vector<int64_t>& shape = t_.list(r.shape);
+  if (replay::detail::isSparseRef(t_, r)) {
+    return replay::detail::makeSparseLeaf(shape, st, at::Device(at::kCPU), gen_);
+  }
+  at::Tensor x = at::empty_strided(shape, replay::detail::recordedStrides(t_, r),
+                                   at::TensorOptions().dtype(st).device(device));
+  if (!device.is_meta() && at::isFloatingType(st)) x.fill_(0.5);
+  if (!device.is_meta() && at::isIntegralType(st, true)) x.fill_(shape.empty() ? 1 : 0);
+  if (!device.is_meta() && k == 1) {
+    std::vector<int64_t> lengths = replay::detail::packedLengthsOf(t_, n);
+    if (lengths.empty()) lengths = replay::detail::packedBatchSizesOf(t_, n);
+    if (!lengths.empty() && static_cast<int64_t>(lengths.size()) == x.numel() &&
+        st == at::kLong) {
+      x.copy_(at::tensor(lengths, at::kLong).view(x.sizes()));
+    }
+  }
+  if (shape.empty() && replay::detail::isWrappedNumber(t_, n, r)) {
+    x.unsafeGetTensorImpl()->set_wrapped_number(true);
+  }
+  return x;
+}
 
 bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
                      std::vector<ArgSource>* args, std::string* why) {
@@ -189,15 +249,7 @@ bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::ve
 std::string Checker::runOn(const Node& n, const c10::OperatorHandle& op,
                            const std::vector<ArgSource>& args, at::Device device, bool standin) {
   std::vector<at::Tensor> slots;
-  for (uint32_t ti : slot_tensor_) {
-    const trace::TensorRef& r = t_.tensors[ti];
-    at::ScalarType st = replay::detail::toScalarType(r.dtype);
-    if (standin && (st == at::kHalf || st == at::kBFloat16)) st = at::kFloat;
-    at::Tensor x = at::empty_strided(t_.list(r.shape), replay::detail::recordedStrides(t_, r),
-                                     at::TensorOptions().dtype(st).device(device));
-    if (!device.is_meta() && at::isIntegralType(st, true)) x.zero_();
-    slots.push_back(std::move(x));
-  }
+  for (size_t k = 0; k < slot_tensor_.size(); ++k) slots.push_back(makeInput(n, k, device, standin));
   std::vector<c10::IValue> stack;
   for (const ArgSource& a : args) {
     if (a.kind == ArgKind::kConst) {
@@ -228,7 +280,8 @@ std::string Checker::runOn(const Node& n, const c10::OperatorHandle& op,
 std::string Checker::compareOutputs(const Node& n, const c10::OperatorHandle& op,
                                     const std::vector<c10::IValue>& stack, bool standin) {
   const size_t rets = std::min(n.outputs.size(), op.schema().returns().size());
-  const bool loose = dataDependent(t_.name(n));
+  // A sparse tensor's nnz is data: shapes of what reads one are too.
+  const bool loose = dataDependent(t_.name(n)) || sparse_;
   for (size_t r = 0; r < rets && r < stack.size(); ++r) {
     auto compare = [&](const Value& v, const at::Tensor& got) -> std::string {
       if (v.kind != trace::ValueKind::kTensor || replay::detail::isUndefinedTensor(t_, v) ||
@@ -297,9 +350,12 @@ void Checker::checkOp(const Node& n) {
     unchecked(name, why);
     return;
   }
-  std::string err = runOn(n, *op, args, at::Device(at::kMeta));
+  autocast_ = replay::detail::autocastInputDtypes(
+      t_, n, children_[static_cast<size_t>(&n - t_.nodes.data())]);
+  const bool cpu = needsCpu(name);
+  std::string err = cpu ? "!no meta check" : runOn(n, *op, args, at::Device(at::kMeta));
   std::string_view method = kMeta;
-  if (!err.empty() && err[0] == '!' && isMissingKernel(err)) {
+  if (!err.empty() && err[0] == '!' && (cpu || isMissingKernel(err) || isUnsupportedDtype(err))) {
     uint64_t bytes = 0;
     for (uint32_t ti : slot_tensor_) bytes += t_.tensors[ti].numel * std::max<uint32_t>(t_.tensors[ti].itemsize, 1);
     if (bytes > o_.cpu_limit_bytes) {

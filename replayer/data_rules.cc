@@ -47,19 +47,23 @@ std::vector<DType> outputDtypes(const trace::Trace& t, const trace::Node& n) {
 }
 }  // namespace
 
+bool isWrappedNumber(const trace::Trace& trace, const trace::Node& node,
+                     const trace::TensorRef& ref) {
+  if (!trace.list(ref.shape).empty() || !wrappable(ref.dtype)) return false;
+  const std::vector<DType> outs = outputDtypes(trace, node);
+  return std::any_of(outs.begin(), outs.end(),
+                     [&](DType d) { return d != DType::kUnknown && d != ref.dtype; });
+}
+
 void markWrappedNumbers(const trace::Trace& trace, const trace::Node& node,
                         const PlanStep& step, Plan& plan) {
-  const std::vector<DType> outs = outputDtypes(trace, node);
   for (const ArgSource& a : step.args) {
     if (a.kind != ArgKind::kTensor || a.slots[0] == kNoSlot) continue;
     const int32_t slot = a.slots[0];
     if (!plan.is_leaf[static_cast<size_t>(slot)]) continue;
-    const trace::TensorRef& r = trace.tensors[plan.slot_tensor[static_cast<size_t>(slot)]];
-    if (!trace.list(r.shape).empty() || !wrappable(r.dtype)) continue;
-    const bool promoted_away = std::any_of(outs.begin(), outs.end(), [&](DType d) {
-      return d != DType::kUnknown && d != r.dtype;
-    });
-    if (promoted_away) plan.leaf_init[slot].wrapped_number = true;
+    if (isWrappedNumber(trace, node, trace.tensors[plan.slot_tensor[static_cast<size_t>(slot)]])) {
+      plan.leaf_init[slot].wrapped_number = true;
+    }
   }
 }
 
@@ -160,21 +164,64 @@ std::vector<DType> tensorDtypes(const trace::Trace& t, const std::vector<trace::
 }
 }  // namespace
 
-at::ScalarType autocastDtype(const trace::Trace& trace, const trace::Node& node,
-                             const std::vector<uint32_t>& children) {
+std::vector<DType> autocastInputDtypes(const trace::Trace& trace, const trace::Node& node,
+                                      const std::vector<uint32_t>& children) {
   const std::vector<DType> mine = tensorDtypes(trace, node.inputs);
   for (uint32_t c : children) {
     const trace::Node& child = trace.nodes[c];
     if (trace.name(child) != trace.name(node)) continue;
-    const std::vector<DType> theirs = tensorDtypes(trace, child.inputs);
+    std::vector<DType> theirs = tensorDtypes(trace, child.inputs);
     for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i) {
-      if (mine[i] == theirs[i] || !isFloating(mine[i]) || !isFloating(theirs[i])) continue;
-      if (isReduced(theirs[i]) || isReduced(mine[i])) {
-        return isReduced(theirs[i]) ? toScalarType(theirs[i]) : toScalarType(mine[i]);
+      if (mine[i] != theirs[i] && isFloating(mine[i]) && isFloating(theirs[i]) &&
+          (isReduced(theirs[i]) || isReduced(mine[i]))) {
+        return theirs;
       }
     }
   }
+  return {};
+}
+
+at::ScalarType autocastDtype(const trace::Trace& trace, const trace::Node& node,
+                             const std::vector<uint32_t>& children) {
+  const std::vector<DType> theirs = autocastInputDtypes(trace, node, children);
+  const std::vector<DType> mine = tensorDtypes(trace, node.inputs);
+  for (const std::vector<DType>* side : {&theirs, &mine}) {
+    for (size_t i = 0; !theirs.empty() && i < side->size(); ++i) {
+      if (isReduced((*side)[i])) return toScalarType((*side)[i]);
+    }
+  }
   return at::ScalarType::Undefined;
+}
+
+std::vector<int64_t> packedLengths(int64_t b, int64_t m, int64_t s) {
+  if (b < 1 || m < 1 || s < m + (b - 1) || s > b * m) return {};
+  std::vector<int64_t> xs(static_cast<size_t>(b), 1);
+  xs[0] = m;
+  int64_t rest = s - m - (b - 1);
+  for (size_t i = 1; i < xs.size(); ++i) {
+    const int64_t add = std::min(m - 1, rest);
+    xs[i] += add;
+    rest -= add;
+  }
+  return xs;
+}
+
+std::vector<int64_t> packedLengthsOf(const trace::Trace& trace, const trace::Node& node) {
+  auto shape = [&](const std::vector<trace::Value>& vs, size_t i) -> const std::vector<int64_t>* {
+    if (i >= vs.size() || vs[i].kind != trace::ValueKind::kTensor) return nullptr;
+    return &trace.list(trace.tensors[vs[i].tensor].shape);
+  };
+  const std::vector<int64_t>* in = shape(node.inputs, 0);
+  const std::vector<int64_t>* data = shape(node.outputs, 0);
+  const std::vector<int64_t>* sizes = shape(node.outputs, 1);
+  if (in == nullptr || in->size() < 2 || data == nullptr || data->empty() || sizes == nullptr ||
+      sizes->size() != 1) {
+    return {};
+  }
+  const bool batch_first = node.inputs.size() > 2 &&
+                           node.inputs[2].kind == trace::ValueKind::kBool && node.inputs[2].b;
+  const int64_t steps = (*in)[batch_first ? 1 : 0], batch = (*in)[batch_first ? 0 : 1];
+  return packedLengths(batch, std::min((*sizes)[0], steps), (*data)[0]);
 }
 
 AutocastScope::AutocastScope(at::ScalarType dtype, at::Device device) {
@@ -207,9 +254,44 @@ AutocastScope::~AutocastScope() {
 
 bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref) {
   const auto& shape = trace.list(ref.shape);
+  // (itemsize is 0 as recorded, but et_compose --dtype sets it.)
   return ref.has_device && trace.str(ref.device).empty() && ref.storage_id == 0 &&
-         ref.itemsize == 0 && !shape.empty() &&
+         !shape.empty() &&
          std::all_of(shape.begin(), shape.end(), [](int64_t s) { return s > 0; });
+}
+
+std::vector<int64_t> packedBatchSizesOf(const trace::Trace& trace, const trace::Node& node) {
+  const std::string_view name = trace.name(node);
+  auto shape = [&](const trace::Value& v) -> std::vector<int64_t> {
+    const trace::Value* t = v.kind == trace::ValueKind::kList && !v.items.empty() ? &v.items[0] : &v;
+    if (t->kind != trace::ValueKind::kTensor) return {};
+    return trace.list(trace.tensors[t->tensor].shape);
+  };
+  if (node.inputs.size() < 3) return {};
+  // _pack_padded_sequence_backward(grad, input_size, batch_sizes, batch_first)
+  const bool backward = name == "aten::_pack_padded_sequence_backward";
+  const std::vector<int64_t> data = shape(node.inputs[0]);
+  const std::vector<int64_t> sizes = shape(node.inputs[backward ? 2 : 1]);
+  if (data.empty() || sizes.size() != 1) return {};
+  int64_t batch = -1;
+  if (backward && node.inputs.size() > 3 && node.inputs[1].items.size() >= 2) {
+    const bool batch_first = node.inputs[3].kind == trace::ValueKind::kBool && node.inputs[3].b;
+    batch = node.inputs[1].items[batch_first ? 0 : 1].i;
+  } else if (name == "aten::gru" || name == "aten::lstm" || name == "aten::rnn_tanh" ||
+      name == "aten::rnn_relu") {
+    const std::vector<int64_t> hx = shape(node.inputs[2]);
+    if (hx.size() == 3) batch = hx[1];
+  } else if (name == "aten::_pad_packed_sequence" && !node.outputs.empty()) {
+    const std::vector<int64_t> out = shape(node.outputs[0]);
+    const bool batch_first = node.inputs[2].kind == trace::ValueKind::kBool && node.inputs[2].b;
+    if (out.size() >= 2) batch = out[batch_first ? 0 : 1];
+  }
+  const std::vector<int64_t> lengths = packedLengths(batch, sizes[0], data[0]);
+  std::vector<int64_t> out(lengths.empty() ? 0 : static_cast<size_t>(sizes[0]), 0);
+  for (size_t t = 0; t < out.size(); ++t) {
+    for (int64_t l : lengths) out[t] += l > static_cast<int64_t>(t) ? 1 : 0;
+  }
+  return out;
 }
 
 at::Tensor makeSparseLeaf(const std::vector<int64_t>& shape, at::ScalarType dtype,

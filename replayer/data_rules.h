@@ -25,6 +25,10 @@ namespace etb::replay::detail {
 void markWrappedNumbers(const trace::Trace& trace, const trace::Node& node,
                         const PlanStep& step, Plan& plan);
 
+// The rule above for one recorded input tensor of `node`.
+bool isWrappedNumber(const trace::Trace& trace, const trace::Node& node,
+                     const trace::TensorRef& ref);
+
 // Records, for each output of `step` that is its first input's values
 // rearranged or retyped (sort's values, to, clone, view, ...), the leaf
 // those values come from (Plan::value_source).
@@ -63,6 +67,21 @@ at::Tensor maskWithCount(const at::Tensor& mask, int64_t k);
 at::ScalarType autocastDtype(const trace::Trace& trace, const trace::Node& node,
                              const std::vector<uint32_t>& children);
 
+// The dtypes the kernel of an autocast op saw: its same-named child's tensor
+// inputs (lists flattened), in the node's input order; empty when `node`
+// did not run under autocast.
+std::vector<trace::DType> autocastInputDtypes(const trace::Trace& trace, const trace::Node& node,
+                                              const std::vector<uint32_t>& children);
+
+// Lengths of b sequences, descending, with maximum m and sum s; empty when
+// none exist.
+std::vector<int64_t> packedLengths(int64_t b, int64_t m, int64_t s);
+
+// For a recorded _pack_padded_sequence(input, lengths, batch_first): lengths
+// that give its recorded data ([sum, ...]) and batch_sizes ([max]) outputs;
+// empty when the recording does not pin them.
+std::vector<int64_t> packedLengthsOf(const trace::Trace& trace, const trace::Node& node);
+
 // Runs a call under autocast at `dtype` on `device` (Undefined: as is),
 // restoring the thread's autocast state after it.
 class AutocastScope {
@@ -77,8 +96,14 @@ class AutocastScope {
   at::ScalarType was_dtype_ = at::ScalarType::Undefined;
 };
 
+// For an RNN over a packed sequence (aten::gru/lstm/rnn_* with data and
+// batch_sizes), _pad_packed_sequence or _pack_padded_sequence_backward:
+// batch_sizes (the op's second tensor argument) that fit
+// the recorded data, batch and step count; empty when they cannot be told.
+std::vector<int64_t> packedBatchSizesOf(const trace::Trace& trace, const trace::Node& node);
+
 // A sparse tensor as torch 1.13's observer records it: defined, no storage
-// (storage id 0, itemsize 0, device ""), a non-empty shape.
+// (storage id 0, device "", itemsize 0), a non-empty shape.
 bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref);
 
 // A sparse COO leaf of the recorded shape and dtype: one sparse dimension

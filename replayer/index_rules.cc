@@ -128,27 +128,6 @@ void applyRule(const trace::Trace& t, const trace::Node& n, const IndexRule& r,
   }
 }
 
-const std::vector<int64_t>* outShape(const trace::Trace& t, const trace::Node& n, size_t i) {
-  if (i >= n.outputs.size() || n.outputs[i].kind != trace::ValueKind::kTensor) return nullptr;
-  return &t.list(t.tensors[n.outputs[i].tensor].shape);
-}
-
-// Lengths of B sequences, descending, with maximum M and sum S (what the
-// recorded batch_sizes [M] and data [S, ...] outputs say); empty when no
-// such lengths exist.
-std::vector<int64_t> packedLengths(int64_t b, int64_t m, int64_t s) {
-  if (b < 1 || m < 1 || s < m + (b - 1) || s > b * m) return {};
-  std::vector<int64_t> xs(static_cast<size_t>(b), 1);
-  xs[0] = m;
-  int64_t rest = s - m - (b - 1);
-  for (size_t i = 1; i < xs.size(); ++i) {
-    const int64_t add = std::min(m - 1, rest);
-    xs[i] += add;
-    rest -= add;
-  }
-  return xs;
-}
-
 // _pack_padded_sequence(input, lengths, batch_first): lengths in [1, T],
 // sorted descending (the op checks both), drawn so the packed data and
 // batch_sizes have their recorded sizes.
@@ -159,14 +138,10 @@ void applyPackedLengths(const trace::Trace& t, const trace::Node& n, const PlanS
   if (leaf == kNoSlot || in == nullptr || in->size() < 2) return;
   const bool batch_first = n.inputs.size() > 2 && n.inputs[2].kind == trace::ValueKind::kBool &&
                            n.inputs[2].b;
-  const int64_t steps = (*in)[batch_first ? 1 : 0], batch = (*in)[batch_first ? 0 : 1];
-  narrow(plan, leaf, 1, steps + 1, false);
-  const std::vector<int64_t>* data = outShape(t, n, 0);
-  const std::vector<int64_t>* sizes = outShape(t, n, 1);
-  if (data == nullptr || sizes == nullptr || data->empty() || sizes->size() != 1) return;
+  narrow(plan, leaf, 1, (*in)[batch_first ? 1 : 0] + 1, false);
+  std::vector<int64_t> lengths = packedLengthsOf(t, n);
   const trace::TensorRef& r = t.tensors[plan.slot_tensor[static_cast<size_t>(leaf)]];
-  if (static_cast<int64_t>(r.numel) != batch) return;
-  plan.leaf_init[leaf].values = packedLengths(batch, std::min((*sizes)[0], steps), (*data)[0]);
+  if (r.numel == lengths.size()) plan.leaf_init[leaf].values = std::move(lengths);
 }
 
 // tensor_range: {"<flattened input tensor index>": [min, max], ...}.
