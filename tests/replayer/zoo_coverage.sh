@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# zoo_coverage.sh ET_REPLAY SOURCE_DIR WORK_DIR [MODEL...]
+# zoo_coverage.sh ET_REPLAY ET_COMPOSE SOURCE_DIR WORK_DIR [MODEL...]
 # Architectures and training styles the fleet samples lack, seen as a user meets them: each
 # zoo model (fleet_samples/zoo_models.py) is recorded fresh with Debian's torch 1.13
 # (record.py, as a user would), and the committed fleet_samples/zoo/ samples are taken as
@@ -9,11 +9,12 @@
 #   - the operators selected equal those of a separate parse of the ET
 #     (zoo_expected_ops.py), in count and per op name;
 #   - coverage >= 99%, with every skipped op's reason printed;
-#   - no replayed output differs from the recorded shape, dtype or strides.
+#   - no replayed output differs from the recorded shape, dtype or strides;
+#   - et_compose --repeat 2 (two chained copies of the step) passes its shape check.
 # Prints: model | ops | replayed | skipped | adapted. Exit 77 (skipped) without torch.
 set -u
-replay=$1 src=$2 work=$3
-shift 3
+replay=$1 compose=$2 src=$3 work=$4
+shift 4
 py=${ETB_PYTHON:-/usr/bin/python3}
 models=("$@")
 if ! "$py" -c "import torch" 2>/dev/null; then
@@ -41,11 +42,15 @@ for t in "${traces[@]}"; do
   name=$(basename "$t" .et.json.gz)
   [[ $t == "$src"/* ]] && name="$name (committed)"
   out="$work/$(basename "$t" .et.json.gz).$([[ $t == "$src"/* ]] && echo c || echo f)"
-  if ! "$replay" "$t" "${libs[@]}" --threads 1 --warmup 0 --iters 1 --verify --quiet \
+  lib=(); zcat "$t" | grep -q '"torchvision::' && lib=("${libs[@]}")
+  if ! "$replay" "$t" "${lib[@]}" --threads 1 --warmup 0 --iters 1 --verify --quiet \
       --report-json "$out.json" > "$out.log" 2>&1; then
     tail -5 "$out.log"; echo "FAIL: $name: et_replay exited non-zero"; status=1; continue
   fi
   "$py" "$src/tests/replayer/zoo_expected_ops.py" "$t" > "$out.expected.json" || { status=1; continue; }
+  if ! "$compose" "$t" --repeat 2 -o "$out.x2.json.gz" > "$out.compose.log" 2>&1; then
+    grep -m3 error "$out.compose.log"; echo "FAIL: $name: et_compose --repeat 2 refused it"; status=1
+  fi
   "$py" - "$name" "$out.json" "$out.expected.json" "$out.log" <<'PY' || status=1
 import collections, json, sys
 name, report, expected, log = sys.argv[1:]
