@@ -113,6 +113,57 @@ def buildZooDetect(gen):
                    "operators from torchvision's own library (et_replay --load-library)")
 
 
+class _Quantized(nn.Module):
+    """Quantization-aware training (fake-quant observers), weight and spectral norm, and a
+    grab-bag of value-dependent tensor ops (searchsorted, bucketize, unique, kthvalue,
+    scatter_reduce, masked_scatter, take_along_dim, cummax, where(cond))."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.fc = nn.Linear(dim, dim)
+        self.dequant = torch.ao.quantization.DeQuantStub()
+        self.normed = nn.Sequential(nn.utils.weight_norm(nn.Linear(dim, dim)), nn.ReLU(),
+                                    nn.utils.spectral_norm(nn.Linear(dim, dim)))
+        self.normed.qconfig = None  # float layers beside the quantized one
+
+    def forward(self, x):
+        h = self.normed(self.dequant(F.relu(self.fc(self.quant(x)))))
+        edges = torch.linspace(-1, 1, 9)
+        bins = torch.bucketize(h.detach(), edges) + torch.searchsorted(edges, h.detach())
+        uniq, counts = torch.unique(bins, return_counts=True)
+        top = h.kthvalue(2, dim=1).values + h.cummax(1).values[:, -1]
+        red = torch.zeros(h.shape[0], 18).scatter_reduce(1, bins, h, reduce="amax",
+                                                        include_self=False)
+        picked = torch.take_along_dim(h, bins.clamp(max=h.shape[1] - 1), dim=1)
+        mask = h > 0
+        filled = torch.zeros_like(h).masked_scatter(mask, h[mask] * 2)
+        rows = torch.where(mask.any(1))[0]
+        return (top.sum() + red.sum() * 0 + picked.mean() + filled.mean() + h[rows].mean()
+                + counts.float().mean() * 0 + uniq.numel() * 0)
+
+
+def buildZooQat(gen):
+    batch, dim = 16, 32
+    model = _Quantized(dim)
+    model.qconfig = torch.ao.quantization.get_default_qat_qconfig("fbgemm")
+    model.train()
+    torch.ao.quantization.prepare_qat(model, inplace=True)
+    x = torch.randn(batch, dim, generator=gen)
+    opt = torch.optim.NAdam(model.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        model(x).backward()
+        opt.step()
+    return _sample(model, step,
+                   "QAT (prepare_qat, fbgemm fake-quant observers) over weight_norm and "
+                   "spectral_norm Linear layers, then bucketize/searchsorted, unique(counts), "
+                   "kthvalue, cummax, scatter_reduce(amax), take_along_dim, masked_scatter, "
+                   "where(cond), NAdam", {"batch": batch, "dim": dim},
+                   "fake-quant int tensors (zero points, enable flags), value-dependent ops")
+
+
 def _torchvision(name, image, **kwargs):
     def build(gen):
         import torchvision
@@ -143,6 +194,6 @@ TORCHVISION = {"swin_t": (64, {}), "convnext_tiny": (64, {}), "shufflenet_v2_x0_
                                           "num_heads": 4, "hidden_dim": 64, "mlp_dim": 128})}
 
 
-BUILDERS = {"zoo_speech": buildZooSpeech, "zoo_detect": buildZooDetect}
+BUILDERS = {"zoo_speech": buildZooSpeech, "zoo_detect": buildZooDetect, "zoo_qat": buildZooQat}
 BUILDERS.update({"zoo_tv_" + k.lower(): _torchvision(k, image, **kw)
                  for k, (image, kw) in TORCHVISION.items()})

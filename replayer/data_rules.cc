@@ -109,6 +109,16 @@ at::Tensor pinToShape(const at::Tensor& t, const std::vector<int64_t>& shape,
 
 int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
                           std::string_view name) {
+  if (name == "aten::masked_scatter" || name == "aten::masked_scatter_") {
+    // as many elements set as the source has: what self[mask] = source needs
+    if (node.inputs.size() < 3 || node.inputs[1].kind != trace::ValueKind::kTensor ||
+        node.inputs[2].kind != trace::ValueKind::kTensor) {
+      return -1;
+    }
+    const DType d = trace.tensors[node.inputs[1].tensor].dtype;
+    if (d != DType::kBool && d != DType::kUInt8) return -1;
+    return static_cast<int64_t>(trace.tensors[node.inputs[2].tensor].numel);
+  }
   if (name != "aten::index_put_" && name != "aten::_index_put_impl_" &&
       name != "aten::index_put") {
     return -1;

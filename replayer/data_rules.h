@@ -49,8 +49,9 @@ at::Tensor pinToShape(const at::Tensor& t, const std::vector<int64_t>& shape,
 
 // For index_put_ (and _index_put_impl_, index_put) with one boolean mask
 // as its only index: how many elements the mask selected in the original,
-// read off the recorded values' shape; -1 when the recording cannot say
-// (values broadcast, several indices).
+// read off the recorded values' shape; for masked_scatter, the source's
+// element count; -1 when the recording cannot say (values broadcast,
+// several indices). The mask is argument 1 in both.
 int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
                           std::string_view name);
 

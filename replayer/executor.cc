@@ -146,10 +146,10 @@ void Executor::pushArgs(const PlanStep& step) {
         break;
     }
   }
-  if (step.fixed_mask.defined() && stack_.size() > 1 && stack_[1].isList()) {
+  if (step.fixed_mask.defined() && stack_.size() > 1) {  // index_put_'s list or a mask
     c10::List<c10::optional<at::Tensor>> list;
     list.push_back(step.fixed_mask);
-    stack_[1] = c10::IValue(std::move(list));
+    stack_[1] = stack_[1].isList() ? c10::IValue(std::move(list)) : c10::IValue(step.fixed_mask);
   }
   if (!step.clamp_index) return;
   for (const auto& [arg, size] : step.index_bounds) {

@@ -23,7 +23,7 @@ struct IndexRule {
   int index_arg, table_arg, dim, dim_arg, bound_arg, offsets_arg;
   bool index_list;  // index_arg is a Tensor?[] indexing dims 0, 1, ...
 };
-constexpr std::array<IndexRule, 22> kRules{{
+constexpr std::array<IndexRule, 24> kRules{{
     {"aten::embedding", 1, 0, 0, kNone, kNone, kNone, false},
     {"aten::embedding_bag", 1, 0, 0, kNone, kNone, 2, false},
     {"aten::_embedding_bag", 1, 0, 0, kNone, kNone, 2, false},
@@ -38,6 +38,8 @@ constexpr std::array<IndexRule, 22> kRules{{
     {"aten::scatter_", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::scatter_add", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::scatter_add_", 2, 0, kNone, 1, kNone, kNone, false},
+    {"aten::scatter_reduce", 2, 0, kNone, 1, kNone, kNone, false},
+    {"aten::scatter_reduce_", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::index_add", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::index_add_", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::index_copy_", 2, 0, kNone, 1, kNone, kNone, false},
@@ -93,6 +95,14 @@ int32_t argSlot(const PlanStep& step, int arg) {
   if (arg < 0 || static_cast<size_t>(arg) >= step.args.size()) return kNoSlot;
   const ArgSource& a = step.args[static_cast<size_t>(arg)];
   return a.kind == ArgKind::kTensor ? a.slots[0] : kNoSlot;
+}
+
+// Floating leaves are drawn from [lo, hi) instead of [0, 1).
+void setFloatRange(Plan& plan, int32_t slot, double lo, double hi) {
+  slot = valueLeaf(plan, slot);
+  if (slot == kNoSlot) return;
+  plan.leaf_init[slot].float_lo = lo;
+  plan.leaf_init[slot].float_hi = hi;
 }
 
 // The size index_arg's values must stay below; -1 when unknown.
@@ -181,6 +191,12 @@ void applyIndexRules(const trace::Trace& trace, const trace::Node& node,
     if (r.op == name) applyRule(trace, node, r, step, plan);
   }
   if (name == "aten::_pack_padded_sequence") applyPackedLengths(trace, node, step, plan);
+  if (name == "aten::fused_moving_avg_obs_fake_quant" ||
+      name == "aten::_fused_moving_avg_obs_fq_helper") {
+    // running_min <= running_max, or choosing quantization parameters faults
+    setFloatRange(plan, argSlot(step, 3), -1.0, 0.0);
+    setFloatRange(plan, argSlot(step, 4), 0.0, 1.0);
+  }
 }
 
 std::vector<std::pair<uint32_t, int64_t>> indexBounds(const trace::Trace& trace,

@@ -64,9 +64,10 @@ struct PlanStep {
   // clamp_index clamps them into [0, size) before every call.
   std::vector<std::pair<uint32_t, int64_t>> index_bounds;
   bool clamp_index = false;
-  // index_put_ with one boolean mask: how many elements the original's mask
-  // selected (-1 unknown); once the replay's mask fails on that count,
-  // fixed_mask (the same mask with that count) replaces it in every call.
+  // index_put_ / masked_scatter with a boolean mask (argument 1): how many
+  // elements the original's mask selected (-1 unknown); once the replay's
+  // mask fails on that count, fixed_mask (the same mask with that count)
+  // replaces it in every call.
   int64_t mask_count = -1;
   at::Tensor fixed_mask;
   // Recorded under autocast at this dtype (BFloat16/Half); Undefined: not.
@@ -80,6 +81,7 @@ struct LeafInit {
   bool is_index = false;    // draw with --index-dist (Zipf when asked)
   int64_t offsets_of = -1;  // embedding_bag offsets: numel of the indices
   std::vector<int64_t> values;  // exact values (packed-sequence lengths)
+  double float_lo = 0, float_hi = 1;  // floating data range (observers' running min/max)
   // A Python number the op wrapped into a 0-dim tensor: it must not take
   // part in type promotion as a tensor would (0.1 * float loss is float).
   bool wrapped_number = false;

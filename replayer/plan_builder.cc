@@ -213,7 +213,8 @@ class PlanBuilder {
     const trace::Node& n = t_.nodes[step.node];
     applyIndexRules(t_, n, step, plan_);
     markWrappedNumbers(t_, n, step, plan_);
-    step.pin_shapes = hasDataDependentShape(step.name);
+    step.pin_shapes = hasDataDependentShape(step.name) ||
+                      (step.name == "aten::where" && step.overload.empty());  // where(cond)
     step.index_bounds = indexBounds(t_, n, step);
     step.mask_count = recordedMaskCount(t_, n, step.name);
     step.autocast = autocastDtype(t_, n, children_[step.node]);

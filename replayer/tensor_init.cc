@@ -63,7 +63,7 @@ class LeafInitializer {
   void fillHost(at::Tensor& t, const LeafInit* init) {
     const at::ScalarType st = t.scalar_type();
     if (at::isFloatingType(st)) {
-      t.uniform_(0, 1, gen_);
+      t.uniform_(init != nullptr ? init->float_lo : 0.0, init != nullptr ? init->float_hi : 1.0, gen_);
     } else if (at::isComplexType(st)) {
       t.zero_();
     } else if (st == at::kBool) {

@@ -221,5 +221,80 @@ TEST(DataRules, OpRecordedUnderAutocastRunsUnderIt) {
   EXPECT_TRUE(r.diag.output_mismatches.empty()) << why(r);
 }
 
+// A per-channel fake-quant observer (QAT): running_min above running_max in
+// any of 32 channels makes choosing quantization parameters fault; the
+// observer's running_min is drawn in [-1, 0) and running_max in [0, 1).
+TEST(DataRules, ObserverRunningMinStaysBelowRunningMax) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto on = b.tensor({1}, DType::kInt64);
+  b.op("aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+       {on, trace::makeInt(t, 1)}, {on});  // observer and fake-quant on, as in QAT
+  b.op("aten::fused_moving_avg_obs_fake_quant(Tensor self, Tensor observer_on, Tensor "
+       "fake_quant_on, Tensor(a!) running_min, Tensor(b!) running_max, Tensor(c!) scale, "
+       "Tensor(d!) zero_point, float averaging_const, int quant_min, int quant_max, int ch_axis, "
+       "bool per_row_fake_quant=False, bool symmetric_quant=False) -> Tensor",
+       {b.tensor({32, 4}), on, on, b.tensor({32}), b.tensor({32}), b.tensor({32}),
+        b.tensor({32}, DType::kInt32), trace::makeDouble(t, 0.01), trace::makeInt(t, -128),
+        trace::makeInt(t, 127), trace::makeInt(t, 0), trace::makeBool(t, true),
+        trace::makeBool(t, true)},
+       {b.tensor({32, 4})});
+  const Replayed r = replay(b.finish());
+  EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
+}
+
+// scatter_reduce's index, like gather's, is clamped into self after a fault.
+TEST(DataRules, ScatterReduceIndexIsClampedAfterItFaults) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto idx = b.tensor({4, 6}, DType::kInt64), far = b.tensor({4, 6}, DType::kInt64);
+  b.op("aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+       {idx, trace::makeInt(t, 50), trace::makeInt(t, 1)}, {far});
+  b.op("aten::scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
+       "bool include_self=True) -> Tensor",
+       {b.tensor({4, 18}), trace::makeInt(t, 1), far, b.tensor({4, 6}), trace::makeString(t, "amax"),
+        trace::makeBool(t, false)},
+       {b.tensor({4, 18})});
+  const Replayed r = replay(b.finish());
+  EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
+  ASSERT_EQ(r.result.coverage.adapted, 1u);
+  EXPECT_EQ(r.result.coverage.adapted_ops[0].name, "aten::scatter_reduce");
+}
+
+// masked_scatter(self, mask, source): a replayed mask with more elements
+// set (6, x >= 0) than the recorded source has (2) faults; it takes 2.
+TEST(DataRules, MaskedScatterMaskTakesTheSourcesCount) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({6}), mask = b.tensor({6}, DType::kBool);
+  b.op("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", {x, trace::makeDouble(t, 0.0)}, {mask});
+  b.op("aten::masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+       {b.tensor({6}), mask, b.tensor({2})}, {b.tensor({6})});
+  const Replayed r = replay(b.finish());
+  EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
+  ASSERT_EQ(r.result.coverage.adapted, 1u);
+  EXPECT_NE(r.result.coverage.adapted_ops[0].reason.find("recorded 2 elements"), std::string::npos)
+      << r.result.coverage.adapted_ops[0].reason;
+}
+
+// torch.where(cond) is nonzero by another name (a list of index tensors);
+// where.self, with the same op name, has a fixed shape and is left alone.
+TEST(DataRules, WhereOfAConditionIsDataDependent) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto cond = b.tensor({16}, DType::kBool);
+  trace::Value rows;
+  rows.kind = trace::ValueKind::kList;
+  rows.items = {b.tensor({3}, DType::kInt64)};
+  const trace::NodeId where = b.op("aten::where(Tensor condition) -> Tensor[]", {cond}, {rows});
+  b.op("aten::where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
+       {cond, b.tensor({16}), trace::makeDouble(t, 0.0)}, {b.tensor({16})});
+  const Replayed r = replay(b.finish());
+  EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
+  EXPECT_TRUE(r.diag.output_mismatches.empty()) << why(r);
+  ASSERT_EQ(r.result.coverage.adapted, 1u);
+  EXPECT_EQ(r.result.coverage.adapted_ops[0].node_id, where);
+}
+
 }  // namespace
 }  // namespace etb::replay

@@ -24,7 +24,7 @@ fi
 # would pass it: et_replay --load-library.
 tvlib=$("$py" -c "import glob, os, torchvision; print(glob.glob(os.path.join(os.path.dirname(torchvision.__file__), '_C*.so'))[0])" 2>/dev/null)
 if [ ${#models[@]} -eq 0 ]; then
-  models=(zoo_rnn zoo_autoencoder zoo_mobilenet zoo_vit zoo_sparse zoo_moe zoo_misc zoo_speech)
+  models=(zoo_rnn zoo_autoencoder zoo_mobilenet zoo_vit zoo_sparse zoo_moe zoo_misc zoo_speech zoo_qat)
   if [ -n "$tvlib" ]; then models+=(zoo_detect); else echo "note: no torchvision library: zoo_detect left out"; fi
 fi
 libs=(); [ -n "$tvlib" ] && libs=(--load-library "$tvlib")
