@@ -8,6 +8,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "composer/check_input.h"
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
 #include "replayer/cpu_rewrites.h"
@@ -154,7 +155,6 @@ class Checker {
 
   void checkOp(const Node& n);
   bool needsCpu(std::string_view name);
-  at::Tensor makeInput(const Node& n, size_t k, at::Device device, bool standin);
   bool decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
               std::vector<ArgSource>* args, std::string* why);
   std::string runOn(const Node& n, const c10::OperatorHandle& op,
@@ -181,39 +181,6 @@ bool Checker::needsCpu(std::string_view name) {
   sparse_ = false;
   for (uint32_t ti : slot_tensor_) sparse_ = sparse_ || replay::detail::isSparseRef(t_, t_.tensors[ti]);
   return sparse_ || cpuOnly(name);
-}
-
-// One input of a check run. What the trace cannot say about values is made
-// up as the replay does (replayer/data_rules.h): Python numbers stay
-// wrapped, sparse tensors are sparse, an autocast op gets the dtypes its
-// kernel saw; on CPU the data kernels validate is valid (0.5 for BCE's
-// [0, 1], 1 for a scalar divisor, 0 for an index, a packed sequence's
-// recorded lengths and batch sizes).
-at::Tensor Checker::makeInput(const Node& n, size_t k, at::Device device, bool standin) {
-  const trace::TensorRef& r = t_.tensors[slot_tensor_[k]];
-  const bool cast = autocast_.size() == slot_tensor_.size();
-  at::ScalarType st = replay::detail::toScalarType(cast ? autocast_[k] : r.dtype);
-  if (standin && (st == at::kHalf || st == at::kBFloat16)) st = at::kFloat;
-  const std::vector<int64_t>& shape = t_.list(r.shape);
-  if (replay::detail::isSparseRef(t_, r)) {
-    return replay::detail::makeSparseLeaf(shape, st, at::Device(at::kCPU), gen_);
-  }
-  at::Tensor x = at::empty_strided(shape, replay::detail::recordedStrides(t_, r),
-                                   at::TensorOptions().dtype(st).device(device));
-  if (!device.is_meta() && at::isFloatingType(st)) x.fill_(0.5);
-  if (!device.is_meta() && at::isIntegralType(st, true)) x.fill_(shape.empty() ? 1 : 0);
-  if (!device.is_meta() && k == 1) {
-    std::vector<int64_t> lengths = replay::detail::packedLengthsOf(t_, n);
-    if (lengths.empty()) lengths = replay::detail::packedBatchSizesOf(t_, n);
-    if (!lengths.empty() && static_cast<int64_t>(lengths.size()) == x.numel() &&
-        st == at::kLong) {
-      x.copy_(at::tensor(lengths, at::kLong).view(x.sizes()));
-    }
-  }
-  if (shape.empty() && replay::detail::isWrappedNumber(t_, n, r)) {
-    x.unsafeGetTensorImpl()->set_wrapped_number(true);
-  }
-  return x;
 }
 
 bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
@@ -249,7 +216,9 @@ bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::ve
 std::string Checker::runOn(const Node& n, const c10::OperatorHandle& op,
                            const std::vector<ArgSource>& args, at::Device device, bool standin) {
   std::vector<at::Tensor> slots;
-  for (size_t k = 0; k < slot_tensor_.size(); ++k) slots.push_back(makeInput(n, k, device, standin));
+  for (size_t k = 0; k < slot_tensor_.size(); ++k) {
+    slots.push_back(makeCheckInput(t_, n, slot_tensor_, k, {device, standin, &autocast_, &gen_}));
+  }
   std::vector<c10::IValue> stack;
   for (const ArgSource& a : args) {
     if (a.kind == ArgKind::kConst) {

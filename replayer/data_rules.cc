@@ -273,7 +273,8 @@ bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref) {
 std::vector<int64_t> packedBatchSizesOf(const trace::Trace& trace, const trace::Node& node) {
   const std::string_view name = trace.name(node);
   auto shape = [&](const trace::Value& v) -> std::vector<int64_t> {
-    const trace::Value* t = v.kind == trace::ValueKind::kList && !v.items.empty() ? &v.items[0] : &v;
+    const bool list = v.kind == trace::ValueKind::kList && !v.items.empty();
+    const trace::Value* t = list ? &v.items[0] : &v;
     if (t->kind != trace::ValueKind::kTensor) return {};
     return trace.list(trace.tensors[t->tensor].shape);
   };

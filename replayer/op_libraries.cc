@@ -14,7 +14,8 @@ void loadOpLibraries(const std::vector<std::string>& paths) {
     // the interpreter that its operator registrations never call.
     if (dlopen(path.c_str(), RTLD_LAZY | RTLD_GLOBAL) == nullptr) {
       const char* why = dlerror();
-      ETB_INPUT_ERROR(SourceLoc{path}, "--load-library: cannot load: ", why ? why : "unknown error");
+      ETB_INPUT_ERROR(SourceLoc{path}, "--load-library: cannot load: ",
+                      why ? why : "unknown error");
     }
     ETB_LOG(kInfo) << "loaded operator library " << path;
   }
