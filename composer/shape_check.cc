@@ -2,14 +2,17 @@
 #include "composer/shape_check.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <functional>
 #include <unordered_map>
 
+#include "composer/check_input.h"
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
 #include "replayer/cpu_rewrites.h"
+#include "replayer/data_rules.h"
 #include "replayer/op_plan.h"
 #include "replayer/op_selection.h"
 
@@ -42,12 +45,15 @@ bool isMissingKernel(const std::string& what) {
          what.find("_overrideable") != std::string::npos ||
          what.find("NotImplementedError") != std::string::npos ||
          what.find("Cannot copy out of meta tensor") != std::string::npos ||
-         what.find("meta tensor") != std::string::npos;
+         what.find("meta tensor") != std::string::npos ||
+         // a kernel reading data (an RNN's batch_sizes) off a meta tensor
+         what.find("data is not allocated yet") != std::string::npos;
 }
 
 // A CPU kernel that lacks the dtype (not a shape problem).
 bool isUnsupportedDtype(const std::string& what) {
   return what.find("scalar types") != std::string::npos ||
+         what.find("Unsupported dtype") != std::string::npos ||
          what.find("not implemented for 'BFloat16'") != std::string::npos ||
          what.find("not implemented for 'Half'") != std::string::npos;
 }
@@ -63,10 +69,20 @@ bool dataDependent(std::string_view name) {
   return false;
 }
 
+// Ops checked on CPU even where a meta kernel exists: their meta behaviour
+// differs (lengths must be a CPU tensor; autocast casts test is_cpu()).
+bool cpuOnly(std::string_view name) {
+  return name == "aten::_pack_padded_sequence" || name == "aten::_pad_packed_sequence" ||
+         name == "aten::_pack_padded_sequence_backward" ||
+         name == "aten::_autocast_to_reduced_precision" ||
+         name == "aten::_autocast_to_full_precision";
+}
+
 class Checker {
  public:
   Checker(const Trace& t, const CheckOptions& o)
-      : t_(t), o_(o), passed_(o.cache != nullptr ? *o.cache : local_) {}
+      : t_(t), o_(o), passed_(o.cache != nullptr ? *o.cache : local_), children_(t.children()),
+        gen_(at::make_generator<at::CPUGeneratorImpl>(1)) {}
 
   CheckReport run() {
     std::vector<trace::Iteration> its = t_.iterations;
@@ -138,6 +154,7 @@ class Checker {
   }
 
   void checkOp(const Node& n);
+  bool needsCpu(std::string_view name);
   bool decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
               std::vector<ArgSource>* args, std::string* why);
   std::string runOn(const Node& n, const c10::OperatorHandle& op,
@@ -154,7 +171,17 @@ class Checker {
   std::vector<uint32_t> slot_tensor_;  // slot -> TensorRef index
   CheckCache local_;
   CheckCache& passed_;  // signature -> method
+  std::vector<std::vector<uint32_t>> children_;  // autocast shows in an op's children
+  std::vector<trace::DType> autocast_;  // the checked op's kernel dtypes per slot, if autocast
+  at::Generator gen_;                   // sparse inputs' rows
+  bool sparse_ = false;                 // the checked op reads a sparse tensor
 };
+
+bool Checker::needsCpu(std::string_view name) {
+  sparse_ = false;
+  for (uint32_t ti : slot_tensor_) sparse_ = sparse_ || replay::detail::isSparseRef(t_, t_.tensors[ti]);
+  return sparse_ || cpuOnly(name);
+}
 
 bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::vector<Value>& inputs,
                      std::vector<ArgSource>* args, std::string* why) {
@@ -189,14 +216,8 @@ bool Checker::decode(const Node& n, const c10::OperatorHandle& op, const std::ve
 std::string Checker::runOn(const Node& n, const c10::OperatorHandle& op,
                            const std::vector<ArgSource>& args, at::Device device, bool standin) {
   std::vector<at::Tensor> slots;
-  for (uint32_t ti : slot_tensor_) {
-    const trace::TensorRef& r = t_.tensors[ti];
-    at::ScalarType st = replay::detail::toScalarType(r.dtype);
-    if (standin && (st == at::kHalf || st == at::kBFloat16)) st = at::kFloat;
-    at::Tensor x = at::empty_strided(t_.list(r.shape), replay::detail::recordedStrides(t_, r),
-                                     at::TensorOptions().dtype(st).device(device));
-    if (!device.is_meta() && at::isIntegralType(st, true)) x.zero_();
-    slots.push_back(std::move(x));
+  for (size_t k = 0; k < slot_tensor_.size(); ++k) {
+    slots.push_back(makeCheckInput(t_, n, slot_tensor_, k, {device, standin, &autocast_, &gen_}));
   }
   std::vector<c10::IValue> stack;
   for (const ArgSource& a : args) {
@@ -228,7 +249,10 @@ std::string Checker::runOn(const Node& n, const c10::OperatorHandle& op,
 std::string Checker::compareOutputs(const Node& n, const c10::OperatorHandle& op,
                                     const std::vector<c10::IValue>& stack, bool standin) {
   const size_t rets = std::min(n.outputs.size(), op.schema().returns().size());
-  const bool loose = dataDependent(t_.name(n));
+  // A sparse tensor's nnz is data: shapes of what reads one are too.
+  // where(condition) is nonzero by another name (where.self is not).
+  const bool loose = dataDependent(t_.name(n)) || sparse_ ||
+                     (t_.name(n) == "aten::where" && n.inputs.size() == 1);
   for (size_t r = 0; r < rets && r < stack.size(); ++r) {
     auto compare = [&](const Value& v, const at::Tensor& got) -> std::string {
       if (v.kind != trace::ValueKind::kTensor || replay::detail::isUndefinedTensor(t_, v) ||
@@ -297,9 +321,12 @@ void Checker::checkOp(const Node& n) {
     unchecked(name, why);
     return;
   }
-  std::string err = runOn(n, *op, args, at::Device(at::kMeta));
+  autocast_ = replay::detail::autocastInputDtypes(
+      t_, n, children_[static_cast<size_t>(&n - t_.nodes.data())]);
+  const bool cpu = needsCpu(name);
+  std::string err = cpu ? "!no meta check" : runOn(n, *op, args, at::Device(at::kMeta));
   std::string_view method = kMeta;
-  if (!err.empty() && err[0] == '!' && isMissingKernel(err)) {
+  if (!err.empty() && err[0] == '!' && (cpu || isMissingKernel(err) || isUnsupportedDtype(err))) {
     uint64_t bytes = 0;
     for (uint32_t ti : slot_tensor_) bytes += t_.tensors[ti].numel * std::max<uint32_t>(t_.tensors[ti].itemsize, 1);
     if (bytes > o_.cpu_limit_bytes) {

@@ -304,5 +304,10 @@ DDP_BUILDERS = {"mlp": buildDdpMlp, "transformer": buildDdpTransformer}
 BUILDERS = {"mlp": buildMlp, "resnet18": buildResnet18, "transformer": buildTransformer,
             "dlrm": buildDlrm, "lstm": buildLstm, "conv_adamw": buildConvAdamW, "gpt": buildGpt}
 
-# Every single-rank builder reads SIZES (record.py refuses --size for the DDP samples).
+# Every fleet builder above reads SIZES (record.py refuses --size for the DDP samples and the zoo).
 SIZED = set(BUILDERS)
+
+# The zoo (fleet_samples/zoo_models.py): architectures and training styles the samples above
+# lack, recorded on demand (`record.py --model zoo_<name> --out-dir DIR`), not committed.
+import zoo_models  # noqa: E402  (imports Sample from this module)
+BUILDERS.update(zoo_models.BUILDERS)

@@ -11,6 +11,7 @@
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "replayer/comm/communicator.h"
+#include "replayer/op_libraries.h"
 #include "replayer/report_outputs.h"
 
 namespace etb::gen {
@@ -21,6 +22,7 @@ constexpr const char* kUsage =
     "             [--seed N] [--index-dist uniform|zipf:ALPHA] [--verify] [--quiet]\n"
     "             [--report-json FILE] [--report-html FILE] [--chrome-trace FILE]\n"
     "             [--comm-timeout SECONDS] [--log-level debug|info|warn|error]\n"
+    "             [--load-library OPS.so (e.g. torchvision's _C.so; repeatable)]\n"
     "Multi-rank recordings: mpirun -np RANKS ./bench ...\n";
 
 long long toInt(const std::string& flag, const std::string& text) {
@@ -56,6 +58,7 @@ const std::map<std::string, Setter>& valueFlags() {
       {"--chrome-trace", [](BenchFlags& f, auto&, auto& v) { f.chrome_trace = v; }},
       {"--log-level", [](BenchFlags& f, auto&, auto& v) { f.log_level = v; }},
       {"--comm-timeout", [](BenchFlags& f, auto& n, auto& v) { f.comm_timeout = toDouble(n, v); }},
+      {"--load-library", [](BenchFlags& f, auto&, auto& v) { f.libraries.push_back(v); }},
   };
   return flags;
 }
@@ -79,6 +82,7 @@ int runParsed(const BenchProgram& p, BenchFlags& f) {
                       comm->worldSize(), " (run: mpirun -np ", p.ranks, " ", f.options.argv[0],
                       ")");
     }
+    replay::loadOpLibraries(f.libraries);  // before the ops are resolved
     const trace::Trace t = p.build(p.ranks > 1 ? comm->rank() : 0);
     // As et_replay: MPI starts the job, the trace's process groups name the
     // backend the collectives run on (gloo for a gloo recording).

@@ -30,6 +30,7 @@ struct BenchProgram {
 struct BenchFlags {
   replay::ReplayOptions options;
   std::string report_json, report_html, chrome_trace, log_level;
+  std::vector<std::string> libraries;  // --load-library, repeatable
   double comm_timeout = 0;
   bool quiet = false;
   bool help = false;
@@ -37,7 +38,7 @@ struct BenchFlags {
 
 // Parses --warmup N --iters N --device D --threads N --seed N --index-dist S
 // --report-json P --report-html P --chrome-trace P --verify --quiet
-// --comm-timeout S --log-level L --help (also --flag=value). Throws
+// --comm-timeout S --log-level L --load-library P --help (also --flag=value). Throws
 // InputError naming the flag on anything else.
 BenchFlags parseBenchFlags(const std::vector<std::string>& args);
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/base/log.h"
+#include "replayer/data_rules.h"
 #include "replayer/dtype_fallback.h"
 
 namespace etb::replay::detail {
@@ -145,12 +146,24 @@ void Executor::pushArgs(const PlanStep& step) {
         break;
     }
   }
+  if (step.fixed_mask.defined() && stack_.size() > 1) {  // index_put_'s list or a mask
+    c10::List<c10::optional<at::Tensor>> list;
+    list.push_back(step.fixed_mask);
+    stack_[1] = stack_[1].isList() ? c10::IValue(std::move(list)) : c10::IValue(step.fixed_mask);
+  }
+  if (!step.clamp_index) return;
+  for (const auto& [arg, size] : step.index_bounds) {
+    if (arg < stack_.size() && stack_[arg].isTensor()) {
+      stack_[arg] = stack_[arg].toTensor().clamp(0, size - 1);
+    }
+  }
 }
 
 bool Executor::call(PlanStep& step, std::string* error) {
   bool ok = true;
   call_t0_ = nowUs();
   try {
+    const AutocastScope autocast(step.autocast, plan_.device);
     if (step.fp32) callInFloat32(*step.op, stack_);
     else step.op->callBoxed(stack_);
   } catch (const std::exception& e) {
@@ -185,7 +198,8 @@ void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
   if (step.noop) return;
   pushArgs(step);
   std::string error;
-  if (!call(step, &error) && !tryFloat32(step, error)) {
+  if (!call(step, &error) && !tryClampIndices(step, error) && !tryFixMask(step, error) &&
+      !tryFloat32(step, error)) {
     markFailed(step, error);
     synthesise(step);
     return;
@@ -200,6 +214,7 @@ void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
       if (static_cast<size_t>(o.item) < list.size()) t = list.get(static_cast<size_t>(o.item));
     }
     if (step.fp32) t = recordedDtype(t, trace_.tensors[o.tensor]);
+    if (step.pin_shapes) t = pinned(step, o, std::move(t));
     if (track) hold(t, 1);
     plan_.slots[static_cast<size_t>(o.slot)] = std::move(t);
   }
@@ -314,7 +329,7 @@ void Executor::verify(const PlanStep& step, ReplayDiagnostics* diag) const {
     } else if (r.dtype != trace::DType::kUnknown && t.scalar_type() != toScalarType(r.dtype)) {
       what = std::string("dtype ") + c10::toString(t.scalar_type()) + " != recorded " +
              std::string(trace::dtypeName(r.dtype));
-    } else if (r.has_strides) {
+    } else if (r.has_strides && t.layout() == at::kStrided) {
       // Strides of size-1 (and empty) dims carry no meaning; kernels differ.
       const auto& strides = trace_.list(r.strides);
       for (size_t d = 0; d < shape.size() && d < strides.size() && t.numel() > 0; ++d) {

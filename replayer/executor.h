@@ -59,6 +59,10 @@ class Executor {
   void pushArgs(const PlanStep& step);
   bool call(PlanStep& step, std::string* error);
   bool tryFloat32(PlanStep& step, const std::string& error);
+  bool tryClampIndices(PlanStep& step, const std::string& error);
+  bool tryFixMask(PlanStep& step, const std::string& error);
+  void adapt(PlanStep& step, const std::string& what);
+  at::Tensor pinned(PlanStep& step, const OutBinding& o, at::Tensor t);
   void runComm(PlanStep& step);
   void waitForInputs(const PlanStep& step);
   void synthesise(const PlanStep& step);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/base/log.h"
+#include "replayer/data_rules.h"
 
 namespace etb::replay::detail {
 namespace {
@@ -22,7 +23,7 @@ struct IndexRule {
   int index_arg, table_arg, dim, dim_arg, bound_arg, offsets_arg;
   bool index_list;  // index_arg is a Tensor?[] indexing dims 0, 1, ...
 };
-constexpr std::array<IndexRule, 22> kRules{{
+constexpr std::array<IndexRule, 24> kRules{{
     {"aten::embedding", 1, 0, 0, kNone, kNone, kNone, false},
     {"aten::embedding_bag", 1, 0, 0, kNone, kNone, 2, false},
     {"aten::_embedding_bag", 1, 0, 0, kNone, kNone, 2, false},
@@ -37,6 +38,8 @@ constexpr std::array<IndexRule, 22> kRules{{
     {"aten::scatter_", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::scatter_add", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::scatter_add_", 2, 0, kNone, 1, kNone, kNone, false},
+    {"aten::scatter_reduce", 2, 0, kNone, 1, kNone, kNone, false},
+    {"aten::scatter_reduce_", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::index_add", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::index_add_", 2, 0, kNone, 1, kNone, kNone, false},
     {"aten::index_copy_", 2, 0, kNone, 1, kNone, kNone, false},
@@ -72,8 +75,11 @@ int64_t sizeAt(const std::vector<int64_t>* shape, int64_t dim) {
   return (*shape)[static_cast<size_t>(dim)];
 }
 
+// Narrows the leaf whose values reach `slot` (itself, or the leaf a sort,
+// view or cast took them from).
 void narrow(Plan& plan, int32_t slot, int64_t lo, int64_t hi, bool is_index) {
-  if (slot == kNoSlot || !plan.is_leaf[static_cast<size_t>(slot)] || hi <= lo) return;
+  slot = valueLeaf(plan, slot);
+  if (slot == kNoSlot || hi <= lo) return;
   LeafInit& init = plan.leaf_init[slot];
   if (init.hi < init.lo) {
     init.lo = lo;
@@ -91,6 +97,26 @@ int32_t argSlot(const PlanStep& step, int arg) {
   return a.kind == ArgKind::kTensor ? a.slots[0] : kNoSlot;
 }
 
+// Floating leaves are drawn from [lo, hi) instead of [0, 1).
+void setFloatRange(Plan& plan, int32_t slot, double lo, double hi) {
+  slot = valueLeaf(plan, slot);
+  if (slot == kNoSlot) return;
+  plan.leaf_init[slot].float_lo = lo;
+  plan.leaf_init[slot].float_hi = hi;
+}
+
+// The size index_arg's values must stay below; -1 when unknown.
+int64_t ruleSize(const trace::Trace& t, const trace::Node& n, const IndexRule& r) {
+  int64_t size = -1;
+  if (r.bound_arg != kNone) {
+    intArg(n, r.bound_arg, &size);
+    return size;
+  }
+  int64_t dim = r.dim;
+  if (r.dim_arg != kNone && !intArg(n, r.dim_arg, &dim)) return -1;
+  return sizeAt(shapeOf(t, n, r.table_arg), dim);
+}
+
 void applyRule(const trace::Trace& t, const trace::Node& n, const IndexRule& r,
                const PlanStep& step, Plan& plan) {
   if (r.index_list) {
@@ -102,15 +128,7 @@ void applyRule(const trace::Trace& t, const trace::Node& n, const IndexRule& r,
     }
     return;
   }
-  int64_t size = -1;
-  if (r.bound_arg != kNone) {
-    intArg(n, r.bound_arg, &size);
-  } else {
-    int64_t dim = r.dim;
-    if (r.dim_arg != kNone && !intArg(n, r.dim_arg, &dim)) return;
-    size = sizeAt(shapeOf(t, n, r.table_arg), dim);
-  }
-  narrow(plan, argSlot(step, r.index_arg), 0, size, true);
+  narrow(plan, argSlot(step, r.index_arg), 0, ruleSize(t, n, r), true);
   const int32_t offsets = argSlot(step, r.offsets_arg);
   if (offsets != kNoSlot && plan.is_leaf[static_cast<size_t>(offsets)]) {
     const trace::Value& idx = n.inputs[static_cast<size_t>(r.index_arg)];
@@ -118,6 +136,22 @@ void applyRule(const trace::Trace& t, const trace::Node& n, const IndexRule& r,
       plan.leaf_init[offsets].offsets_of = static_cast<int64_t>(t.tensors[idx.tensor].numel);
     }
   }
+}
+
+// _pack_padded_sequence(input, lengths, batch_first): lengths in [1, T],
+// sorted descending (the op checks both), drawn so the packed data and
+// batch_sizes have their recorded sizes.
+void applyPackedLengths(const trace::Trace& t, const trace::Node& n, const PlanStep& step,
+                        Plan& plan) {
+  const int32_t leaf = valueLeaf(plan, argSlot(step, 1));
+  const std::vector<int64_t>* in = shapeOf(t, n, 0);
+  if (leaf == kNoSlot || in == nullptr || in->size() < 2) return;
+  const bool batch_first = n.inputs.size() > 2 && n.inputs[2].kind == trace::ValueKind::kBool &&
+                           n.inputs[2].b;
+  narrow(plan, leaf, 1, (*in)[batch_first ? 1 : 0] + 1, false);
+  std::vector<int64_t> lengths = packedLengthsOf(t, n);
+  const trace::TensorRef& r = t.tensors[plan.slot_tensor[static_cast<size_t>(leaf)]];
+  if (r.numel == lengths.size()) plan.leaf_init[leaf].values = std::move(lengths);
 }
 
 // tensor_range: {"<flattened input tensor index>": [min, max], ...}.
@@ -156,6 +190,25 @@ void applyIndexRules(const trace::Trace& trace, const trace::Node& node,
   for (const IndexRule& r : kRules) {
     if (r.op == name) applyRule(trace, node, r, step, plan);
   }
+  if (name == "aten::_pack_padded_sequence") applyPackedLengths(trace, node, step, plan);
+  if (name == "aten::fused_moving_avg_obs_fake_quant" ||
+      name == "aten::_fused_moving_avg_obs_fq_helper") {
+    // running_min <= running_max, or choosing quantization parameters faults
+    setFloatRange(plan, argSlot(step, 3), -1.0, 0.0);
+    setFloatRange(plan, argSlot(step, 4), 0.0, 1.0);
+  }
+}
+
+std::vector<std::pair<uint32_t, int64_t>> indexBounds(const trace::Trace& trace,
+                                                      const trace::Node& node,
+                                                      const PlanStep& step) {
+  std::vector<std::pair<uint32_t, int64_t>> out;
+  for (const IndexRule& r : kRules) {
+    if (r.op != step.name || r.index_list || argSlot(step, r.index_arg) == kNoSlot) continue;
+    const int64_t size = ruleSize(trace, node, r);
+    if (size > 0) out.emplace_back(static_cast<uint32_t>(r.index_arg), size);
+  }
+  return out;
 }
 
 }  // namespace etb::replay::detail

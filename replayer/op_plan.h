@@ -57,6 +57,23 @@ struct PlanStep {
   bool synthesise = false;       // failed at run: fill outs from the recording
   bool noop = false;  // nothing to do on this device (record_stream on CPU)
   bool fp32 = false;  // no kernel for the recorded Half/BFloat16: run in float32
+  // Output shapes that depend on input values (nonzero, boolean masks):
+  // a replayed shape that differs from the recorded one is pinned to it.
+  bool pin_shapes = false;
+  // (argument, table size) of the op's index tensors; once an index faults
+  // out of range (its values came from a scalar the trace does not record),
+  // clamp_index clamps them into [0, size) before every call.
+  std::vector<std::pair<uint32_t, int64_t>> index_bounds;
+  bool clamp_index = false;
+  // index_put_ / masked_scatter with a boolean mask (argument 1): how many
+  // elements the original's mask selected (-1 unknown); once the replay's
+  // mask fails on that count, fixed_mask (the same mask with that count)
+  // replaces it in every call.
+  int64_t mask_count = -1;
+  at::Tensor fixed_mask;
+  // Recorded under autocast at this dtype (BFloat16/Half); Undefined: not.
+  at::ScalarType autocast = at::ScalarType::Undefined;
+  bool adapted = false;  // listed in coverage.adapted_ops already
 };
 
 // A leaf slot's data rule (set from consumers, tensor_range or dtype).
@@ -64,6 +81,11 @@ struct LeafInit {
   int64_t lo = 0, hi = -1;  // integer range [lo, hi); hi < lo = unset
   bool is_index = false;    // draw with --index-dist (Zipf when asked)
   int64_t offsets_of = -1;  // embedding_bag offsets: numel of the indices
+  std::vector<int64_t> values;  // exact values (packed-sequence lengths)
+  double float_lo = 0, float_hi = 1;  // floating data range (observers' running min/max)
+  // A Python number the op wrapped into a 0-dim tensor: it must not take
+  // part in type promotion as a tensor would (0.1 * float loss is float).
+  bool wrapped_number = false;
 };
 
 struct Plan {
@@ -73,6 +95,10 @@ struct Plan {
   std::vector<at::Tensor> slots;
   std::vector<int8_t> is_leaf;
   std::vector<uint32_t> slot_tensor;  // TensorRef index that defined the slot
+  // For a slot an op computed from one leaf without changing its values'
+  // set (sort, to, view, clone, ...): that leaf, so rules on the values
+  // (index ranges, lengths) reach the data that is drawn; else kNoSlot.
+  std::vector<int32_t> value_source;
   std::map<int32_t, LeafInit> leaf_init;
   Coverage coverage;
   uint64_t leaf_bytes = 0;

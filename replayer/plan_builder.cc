@@ -5,6 +5,7 @@
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
 #include "replayer/cpu_rewrites.h"
+#include "replayer/data_rules.h"
 #include "replayer/index_rules.h"
 #include "replayer/op_plan.h"
 
@@ -42,7 +43,8 @@ std::string libraryNote(const std::string& name) {
 
 class PlanBuilder {
  public:
-  PlanBuilder(const trace::Trace& t, const PlanOptions& o) : t_(t), o_(o) {}
+  PlanBuilder(const trace::Trace& t, const PlanOptions& o)
+      : t_(t), o_(o), children_(t.children()) {}
 
   Plan build(const std::vector<SelectedNode>& nodes) {
     for (const SelectedNode& s : nodes) {
@@ -208,8 +210,16 @@ class PlanBuilder {
       return;
     }
     step.runnable = true;
-    applyIndexRules(t_, t_.nodes[step.node], step, plan_);
+    const trace::Node& n = t_.nodes[step.node];
+    applyIndexRules(t_, n, step, plan_);
+    markWrappedNumbers(t_, n, step, plan_);
+    step.pin_shapes = hasDataDependentShape(step.name) ||
+                      (step.name == "aten::where" && step.overload.empty());  // where(cond)
+    step.index_bounds = indexBounds(t_, n, step);
+    step.mask_count = recordedMaskCount(t_, n, step.name);
+    step.autocast = autocastDtype(t_, n, children_[step.node]);
     bindOutputs(step);
+    traceValueSources(step, plan_);
   }
 
   // Each intermediate dies after its last reader (or at once when nothing
@@ -239,6 +249,7 @@ class PlanBuilder {
   const std::vector<trace::Value>* inputs_ = nullptr;  // the op's, or rewritten_
   std::vector<trace::Value> rewritten_;
   std::unordered_map<TensorKey, int32_t, KeyHash> produced_, leaves_;
+  std::vector<std::vector<uint32_t>> children_;  // autocast shows in an op's children
 };
 }  // namespace
 
@@ -248,6 +259,7 @@ Plan buildPlan(const trace::Trace& trace, const std::vector<SelectedNode>& nodes
   plan.device = options.device;
   plan.coverage.replayed = plan.coverage.operators - plan.coverage.skipped_ops.size();
   plan.coverage.skipped = plan.coverage.skipped_ops.size();
+  plan.value_source.resize(plan.slots.size(), kNoSlot);
   allocateLeaves(trace, plan, options, ViewLayouts(trace, nodes));
   return plan;
 }

@@ -13,6 +13,7 @@
 #include "core/tools/tool_main.h"
 #include "core/trace_io.h"
 #include "replayer/original_meta.h"
+#include "replayer/op_libraries.h"
 #include "replayer/original_metrics.h"
 #include "replayer/replayer.h"
 #include "replayer/report_outputs.h"
@@ -26,6 +27,7 @@ struct Flags {
   std::vector<double> original_ms;
   std::string original_meta;
   std::string host_time = "off", original_metrics;
+  std::vector<std::string> libraries;
   double comm_timeout = 0;
   bool quiet = false;
   replay::ReplayOptions options;
@@ -69,6 +71,9 @@ void addFlags(CLI::App& app, Flags& f) {
   app.add_option("--original-metrics", f.original_metrics,
                  "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "
                  "beside the trace)");
+  app.add_option("--load-library", f.libraries,
+                 "operator library to load first, as torch.ops.load_library (torchvision's _C.so "
+                 "for torchvision:: ops); repeatable");
   app.add_flag("--verify", f.options.verify_outputs,
                "check replayed outputs' shapes/dtypes/strides against the trace");
   app.add_option("--report-json", f.report_json, "write the report as JSON");
@@ -133,6 +138,7 @@ int replayMain(Flags& f, int argc, char** argv) {
   std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(control);
   setLogRank(comm->rank());
   try {
+    replay::loadOpLibraries(f.libraries);
     trace::Trace t = trace::readTrace(pickTrace(f.trace, comm->rank(), comm->worldSize()));
     if (!f.kineto.empty()) {
       trace::linkKineto(t, pickRankFile(f.kineto, "--kineto", comm->rank(), comm->worldSize()));

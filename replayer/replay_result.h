@@ -43,6 +43,12 @@ struct Coverage {
   std::vector<SkippedOp> fallback_ops;
   uint64_t noop = 0;
   std::vector<SkippedOp> noop_ops;
+  // Replayed with inputs or outputs the recording could not give exactly
+  // (each listed once with what was done): a data-dependent output shape
+  // pinned to the recorded one, indices clamped into their table after an
+  // out-of-range fault (a scalar's value is not recorded).
+  uint64_t adapted = 0;
+  std::vector<SkippedOp> adapted_ops;
   uint64_t comms = 0;           // communication nodes selected
   uint64_t comms_replayed = 0;  // of those, run by the communicator
   // Leaf tensors laid out as non-contiguous views of their storage: recorded

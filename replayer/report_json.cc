@@ -103,6 +103,8 @@ json coverageJson(const Coverage& c) {
           {"fallback_ops", opListJson(c.fallback_ops)},
           {"noop", c.noop},
           {"noop_ops", opListJson(c.noop_ops)},
+          {"adapted", c.adapted},
+          {"adapted_ops", opListJson(c.adapted_ops)},
           {"comms", c.comms},
           {"comms_replayed", c.comms_replayed},
           {"strided_leaves", c.strided_leaves}};

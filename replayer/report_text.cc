@@ -31,7 +31,12 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
   os << "\n# coverage: " << c.replayed << "/" << c.operators
      << " operators replayed (" << formatFixed(detail::coveragePct(c), 1)
      << "%), " << c.skipped << " skipped; collectives " << c.comms_replayed
-     << "/" << c.comms << "\n#\n";
+     << "/" << c.comms << "\n";
+  if (c.fallback_fp32 + c.noop + c.adapted > 0) {
+    os << "# of those: " << c.fallback_fp32 << " in float32, " << c.noop << " no-ops, "
+       << c.adapted << " adapted (data the trace lacks; see the JSON report)\n";
+  }
+  os << "#\n";
 }
 
 void printIterationRow(const char* label, const Distribution& d,

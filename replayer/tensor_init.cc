@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/base/log.h"
+#include "replayer/data_rules.h"
 #include "replayer/op_plan.h"
 #include "replayer/zipf.h"
 
@@ -49,6 +50,8 @@ class LeafInitializer {
   LeafInitializer(const PlanOptions& o) : o_(o), rng_(o.seed),
       gen_(at::make_generator<at::CPUGeneratorImpl>(o.seed)) {}
 
+  at::Generator& generator() { return gen_; }
+
   void fill(at::Tensor& view, const LeafInit* init) {
     if (view.numel() == 0) return;
     at::Tensor host = view.device().is_cpu() ? view : at::empty(view.sizes(), view.options().device(at::kCPU));
@@ -60,11 +63,13 @@ class LeafInitializer {
   void fillHost(at::Tensor& t, const LeafInit* init) {
     const at::ScalarType st = t.scalar_type();
     if (at::isFloatingType(st)) {
-      t.uniform_(0, 1, gen_);
+      t.uniform_(init != nullptr ? init->float_lo : 0.0, init != nullptr ? init->float_hi : 1.0, gen_);
     } else if (at::isComplexType(st)) {
       t.zero_();
     } else if (st == at::kBool) {
       t.random_(0, 2, gen_);
+    } else if (init != nullptr && static_cast<int64_t>(init->values.size()) == t.numel()) {
+      t.copy_(at::tensor(init->values, at::kLong).view(t.sizes()));
     } else if (init != nullptr && init->offsets_of >= 0) {
       t.copy_(makeOffsets(t.numel(), init->offsets_of, rng_).view(t.sizes()));
     } else if (init != nullptr && init->hi > init->lo) {
@@ -157,6 +162,10 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       const auto opts = at::TensorOptions().dtype(st).device(options.device);
       at::Tensor t;
       auto buf = buffers.find({r.storage_id, r.device});
+      if (isSparseRef(trace, r)) {
+        plan.slots[s] = makeSparseLeaf(shape, st, options.device, init.generator());
+        continue;
+      }
       if (buf != buffers.end()) {
         t = at::empty({0}, opts).set_(buf->second.storage(), static_cast<int64_t>(r.offset),
                                       shape, strides);
@@ -167,6 +176,10 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       if (!t.is_contiguous()) ++plan.coverage.strided_leaves;
       auto it = plan.leaf_init.find(static_cast<int32_t>(s));
       init.fill(t, it == plan.leaf_init.end() ? nullptr : &it->second);
+      if (it != plan.leaf_init.end() && it->second.wrapped_number && t.dim() == 0 &&
+          t.device().is_cpu()) {
+        t.unsafeGetTensorImpl()->set_wrapped_number(true);
+      }
       plan.slots[s] = std::move(t);
     }
   }

@@ -25,6 +25,12 @@ TEST(BenchFlags, ParsesTheEverydayFlags) {
   EXPECT_TRUE(f.quiet);
 }
 
+// As et_replay's: a program replaying torchvision:: ops takes its library.
+TEST(BenchFlags, LoadLibraryIsRepeatable) {
+  const BenchFlags f = parseBenchFlags({"bench", "--load-library", "a.so", "--load-library=b.so"});
+  EXPECT_EQ(f.libraries, (std::vector<std::string>{"a.so", "b.so"}));
+}
+
 TEST(BenchFlags, DefaultsMatchEtReplay) {
   const BenchFlags f = parseBenchFlags({"bench"});
   const replay::ReplayOptions et_replay_defaults;

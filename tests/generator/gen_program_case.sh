@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: MIT
 # gen_program_case.sh CASE ET_GENERATE ET_REPLAY HOSTILE_TOOL SOURCE_DIR WORK_DIR
 # One et_generate scenario (ctest label generator, see CMakeLists.txt).
-#   build_programs: generate mlp, ddp2 (2 ranks) and the hostile program into
+#   build_programs: generate mlp, ddp2 (2 ranks), zoo_moe and the hostile program into
 #       WORK_DIR (outside the checkout) and build them with CMake (libtorch);
 #       only ddp2 looks for and links MPI; zlib is hidden from CMake
 #   mlp_vs_et_replay / ddp2_vs_et_replay: run the program and et_replay on the
 #       same trace with --verify; same operators replayed and skipped, same
 #       collectives, same original figures (ddp2: both under mpirun -np 2)
+#   zoo_moe_vs_et_replay: the same for the MoE zoo sample, whose data-dependent
+#       shapes both adapt alike
 #   mlp_flags: the program's flags (bad ones exit 2), HTML and Chrome output;
 #       mpirun -np 2 of the MPI-less one-rank program is refused
 #   hostile_names: the hostile program builds, runs and prints names intact
@@ -69,14 +71,15 @@ PY
 
 case "$case_name" in
   build_programs)
-    rm -rf "$work"/mlp "$work"/ddp2 "$work"/hostile "$work"/build
+    rm -rf "$work"/mlp "$work"/ddp2 "$work"/hostile "$work"/zoo_moe "$work"/build
     "$gen" "$fleet/mlp/mlp.et.json.gz" --kineto "$fleet/mlp/mlp.kineto.json.gz" -o "$work/mlp" \
       || fail "et_generate mlp"
     "$gen" "$fleet/ddp2/ddp2.rank%d.et.json.gz" --kineto "$fleet/ddp2/ddp2.rank%d.kineto.json.gz" \
       --original-meta "$fleet/ddp2/ddp2.meta.json" -o "$work/ddp2" || fail "et_generate ddp2"
     grep -q 'mpirun -np 2' "$work/ddp2/README.md" || fail "README does not say mpirun -np 2"
     "$hostile" "$work/hostile" "$work/hostile.expected" || fail "hostile generator"
-    build_all mlp ddp2 hostile
+    "$gen" "$fleet/zoo/zoo_moe/zoo_moe.et.json.gz" -o "$work/zoo_moe" || fail "et_generate zoo_moe"
+    build_all mlp ddp2 hostile zoo_moe
     # MPI only where the trace communicates: the one-rank mlp program neither
     # looks for MPI nor links it; the 2-rank ddp2 program does both.
     grep -q 'set(BENCH_NEEDS_MPI OFF)' "$work/mlp/CMakeLists.txt" || fail "mlp's CMakeLists asks for MPI"
@@ -92,6 +95,17 @@ case "$case_name" in
       || fail "generated program --verify"
     grep -q 'replay/original' "$work/mlp.out" || fail "terminal report lacks the original figures"
     compare "$work/mlp.replay.json" "$work/mlp.bench.json" ;;
+  zoo_moe_vs_et_replay)
+    # Data-dependent shapes and masks (boolean-mask indexing, nonzero counts): the
+    # program adapts the same ops the same way (coverage, adapted_ops) as et_replay.
+    t=$fleet/zoo/zoo_moe/zoo_moe.et.json.gz
+    "$replay" "$t" "${run_flags[@]}" --verify --quiet --report-json "$work/zoo_moe.replay.json" \
+      || fail "et_replay --verify"
+    "$work/build/zoo_moe/bench" "${run_flags[@]}" --verify --quiet \
+      --report-json "$work/zoo_moe.bench.json" || fail "generated program --verify"
+    compare "$work/zoo_moe.replay.json" "$work/zoo_moe.bench.json" || exit 1
+    "$py" -c "import json,sys; c=json.load(open(sys.argv[1]))['coverage']; print('adapted:', c['adapted_ops']); assert c['adapted'] > 0" \
+      "$work/zoo_moe.bench.json" || fail "zoo_moe's data-dependent ops were not adapted" ;;
   mlp_flags)
     b=$work/build/mlp/bench
     "$b" --help | grep -q -- '--index-dist' || fail "--help"
