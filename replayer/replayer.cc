@@ -208,8 +208,10 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   for (TimelineEvent& e : r.timeline) e.rank = comm.rank();
   r.system = sampler.metrics();
   r.system.peak_tensor_bytes = exec.peakBytes();
-  r.system.minor_faults_per_iter =
-      static_cast<double>(sampler.minorFaults()) / static_cast<double>(records.size() + host_records.size());
+  if (const size_t runs = records.size() + host_records.size(); runs > 0) {
+    r.system.minor_faults_per_iter =
+        static_cast<double>(sampler.minorFaults()) / static_cast<double>(runs);
+  }
   if (host) r.host_time = detail::hostTimeResult(*host, host_records);
   r.original_system = options.original_system;
   gatherRanks(comm, r, rankResult(r, records, comm.rank()));

@@ -101,6 +101,16 @@ trace::Value intList(trace::Trace& t, const std::vector<int64_t>& xs) {
   return v;
 }
 
+// linear(x[2,4], w) -> [2,6], replayed whole: the nodes added after it with
+// childOf() are its children, which the replay does not run.
+trace::NodeId addLinear(test::TraceBuilder& b, const trace::Value& w) {
+  const auto x = b.tensor({2, 4}), y = b.tensor({2, 6});
+  return b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+              {x, w, trace::makeNone(b.trace())}, {y});
+}
+
+void childOf(test::TraceBuilder& b, trace::NodeId parent) { b.trace().nodes.back().parent = parent; }
+
 ReplayResult replayProbed(UnstridedViews& u, ProbeCommunicator& probe) {
   for (trace::TensorRef& r : u.trace.tensors) r.has_strides = false;
   ReplayOptions o;
@@ -120,19 +130,16 @@ TEST(Replayer, UnstridedLeafViewsTakeTheLayoutOfTheirRecordedViewOp) {
   const auto p = b.tensor({2, 3, 5}, trace::DType::kFloat, kP);
   const auto pp = b.tensor({5, 2, 3}, trace::DType::kFloat, kP);  // p.permute(2, 0, 1)
   const auto ptr = b.tensor({2, 5, 3}, trace::DType::kFloat, kP); // p.transpose(-1, 1)
-  const auto x = b.tensor({2, 4}), y = b.tensor({2, 6});
   // linear(x, w) is replayed whole; its child t(w) is not, so w.t() is a leaf.
-  const trace::NodeId linear = b.op(
-      "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-      {x, w, trace::makeNone(t)}, {y});
+  const trace::NodeId linear = addLinear(b, w);
   b.op("aten::t(Tensor(a) self) -> Tensor(a)", {w}, {wt});
-  t.nodes.back().parent = linear;
+  childOf(b, linear);
   b.op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", {p, intList(t, {2, 0, 1})},
        {pp});
-  t.nodes.back().parent = linear;
+  childOf(b, linear);
   b.op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
        {p, trace::makeInt(t, -1), trace::makeInt(t, 1)}, {ptr});
-  t.nodes.back().parent = linear;
+  childOf(b, linear);
   // The backward's own t() of the saved w.t(): replayed, it gives w back.
   b.op("aten::t(Tensor(a) self) -> Tensor(a)", {wt}, {back});
   addComm(b, {w, wt, p, pp, ptr, back});
@@ -160,15 +167,11 @@ TEST(Replayer, AViewOpWhoseShapesDisagreeLeavesTheLeafContiguous) {
   // A recorded t() whose output shape is not its input's transposed (a
   // reused tensor id, a hand-edited trace) says nothing about the layout.
   test::TraceBuilder b;
-  trace::Trace& t = b.trace();
   const auto w = b.tensor({6, 4}, trace::DType::kFloat, 600);
   const auto odd = b.tensor({3, 8}, trace::DType::kFloat, 600);
-  const auto x = b.tensor({2, 4}), y = b.tensor({2, 6});
-  const trace::NodeId linear = b.op(
-      "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-      {x, w, trace::makeNone(t)}, {y});
+  const trace::NodeId linear = addLinear(b, w);
   b.op("aten::t(Tensor(a) self) -> Tensor(a)", {w}, {odd});
-  t.nodes.back().parent = linear;
+  childOf(b, linear);
   addComm(b, {odd});
   UnstridedViews u{b.finish(), {}};
   ProbeCommunicator probe;
