@@ -9,23 +9,24 @@
 #include "replayer/dtype_fallback.h"
 
 namespace etb::replay::detail {
-namespace {
-std::string firstLine(const std::string& text, size_t cap = 160) {
+
+std::string firstLine(const std::string& text, size_t cap) {
   std::string s = text.substr(0, text.find('\n'));
   return s.size() > cap ? s.substr(0, cap) + "..." : s;
-}
-
-// A float32 fallback result in the dtype the recording gave it.
-at::Tensor recordedDtype(const at::Tensor& t, const trace::TensorRef& r) {
-  if (!t.defined() || r.dtype == trace::DType::kUnknown) return t;
-  const at::ScalarType want = toScalarType(r.dtype);
-  return t.scalar_type() == want ? t : t.to(want);
 }
 
 std::string shapeText(c10::IntArrayRef xs) {
   std::ostringstream os;
   os << xs;
   return os.str();
+}
+
+namespace {
+// A float32 fallback result in the dtype the recording gave it.
+at::Tensor recordedDtype(const at::Tensor& t, const trace::TensorRef& r) {
+  if (!t.defined() || r.dtype == trace::DType::kUnknown) return t;
+  const at::ScalarType want = toScalarType(r.dtype);
+  return t.scalar_type() == want ? t : t.to(want);
 }
 }  // namespace
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -14,6 +15,12 @@
 #include "replayer/timer.h"
 
 namespace etb::replay::detail {
+
+// Text for the reasons and mismatches the executor reports (executor.cc and
+// executor_adapt.cc): an error's first line, cut at `cap` characters; a
+// size or stride list, "[4, 3]".
+std::string firstLine(const std::string& text, size_t cap = 160);
+std::string shapeText(c10::IntArrayRef xs);
 
 struct IterationRecord {
   double wall_us = 0;

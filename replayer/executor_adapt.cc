@@ -1,24 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Executor: an op the trace cannot feed as recorded is adapted, counted and
 // listed (coverage.adapted): replayer/data_rules.h says what is missing.
-#include <sstream>
-
 #include "replayer/data_rules.h"
 #include "replayer/executor.h"
 
 namespace etb::replay::detail {
-namespace {
-std::string firstLine(const std::string& text, size_t cap) {
-  std::string s = text.substr(0, text.find('\n'));
-  return s.size() > cap ? s.substr(0, cap) + "..." : s;
-}
-
-std::string shapeText(c10::IntArrayRef xs) {
-  std::ostringstream os;
-  os << xs;
-  return os.str();
-}
-}  // namespace
 
 // An index computed from a Python scalar the trace does not record (x *
 // capacity) can point outside its table in the replay: from the first such

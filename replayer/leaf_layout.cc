@@ -2,6 +2,7 @@
 #include "replayer/leaf_layout.h"
 
 #include <optional>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -57,37 +58,58 @@ std::vector<int64_t> permuted(const trace::Node& view, std::string_view name,
   return out ? *out : std::vector<int64_t>{};
 }
 
-}  // namespace
+using Identity = ViewLayouts::Identity;
 
-ViewLayouts::Identity ViewLayouts::identityOf(const trace::TensorRef& r) {
+Identity identityOf(const trace::TensorRef& r) {
   return {r.tensor_id, r.storage_id, r.offset, r.shape, r.dtype};
 }
 
-ViewLayouts::ViewLayouts(const trace::Trace& t, const std::vector<SelectedNode>& selected)
-    : t_(t) {
+// The strides of tensor `id` as the recorded views (`producer`: the view op
+// that made each tensor) made it; depth-limited (chains are short; a cycle
+// through reused ids must not loop).
+std::optional<std::vector<int64_t>> deriveStrides(const trace::Trace& t,
+                                                  const std::map<Identity, uint32_t>& producer,
+                                                  const Identity& id, int depth) {
+  auto p = producer.find(id);
+  if (p == producer.end() || depth > 8) return std::nullopt;
+  const trace::Node& view = t.nodes[p->second];
+  const std::string_view name = t.name(view);
+  const trace::TensorRef& in = t.tensors[view.inputs[0].tensor];
+  std::optional<std::vector<int64_t>> in_strides =
+      deriveStrides(t, producer, identityOf(in), depth + 1);
+  if (!in_strides) in_strides = detail::recordedStrides(t, in);
+  if (permuted(view, name, t.list(in.shape)) != t.list(std::get<3>(id))) return std::nullopt;
+  return applyView(view, name, std::move(*in_strides));
+}
+
+}  // namespace
+
+ViewLayouts::ViewLayouts(const trace::Trace& t, const std::vector<SelectedNode>& selected) {
   std::set<Identity> produced;  // by the replayed nodes: not leaves
   for (const SelectedNode& s : selected) {
-    for (const trace::Value& v : t_.nodes[s.index].outputs) {
-      if (v.kind == trace::ValueKind::kTensor) produced.insert(identityOf(t_.tensors[v.tensor]));
+    for (const trace::Value& v : t.nodes[s.index].outputs) {
+      if (v.kind == trace::ValueKind::kTensor) produced.insert(identityOf(t.tensors[v.tensor]));
       for (const trace::Value& item : v.items) {
         if (item.kind == trace::ValueKind::kTensor) {
-          produced.insert(identityOf(t_.tensors[item.tensor]));
+          produced.insert(identityOf(t.tensors[item.tensor]));
         }
       }
     }
   }
-  for (uint32_t i = 0; i < t_.nodes.size(); ++i) {
-    const trace::Node& n = t_.nodes[i];
+  std::map<Identity, uint32_t> producer;  // node index of the view op
+  for (uint32_t i = 0; i < t.nodes.size(); ++i) {
+    const trace::Node& n = t.nodes[i];
     if (n.outputs.empty() || n.outputs[0].kind != trace::ValueKind::kTensor) continue;
-    if (!isTransposingView(t_.name(n)) || n.inputs.empty()) continue;
+    if (!isTransposingView(t.name(n)) || n.inputs.empty()) continue;
     if (n.inputs[0].kind != trace::ValueKind::kTensor) continue;
-    const trace::TensorRef& out = t_.tensors[n.outputs[0].tensor];
+    const trace::TensorRef& out = t.tensors[n.outputs[0].tensor];
     if (out.has_strides || produced.count(identityOf(out)) != 0) continue;
-    producer_.emplace(identityOf(out), i);  // the first one recorded
+    producer.emplace(identityOf(out), i);  // the first one recorded
   }
-  for (const auto& [id, node] : producer_) {
-    std::vector<int64_t> strides;
-    if (derive(id, 0, &strides)) strides_.emplace(id, std::move(strides));
+  for (const auto& [id, node] : producer) {
+    if (auto strides = deriveStrides(t, producer, id, 0)) {
+      strides_.emplace(id, std::move(*strides));
+    }
   }
 }
 
@@ -95,25 +117,6 @@ const std::vector<int64_t>* ViewLayouts::find(const trace::TensorRef& ref) const
   if (ref.has_strides) return nullptr;
   auto it = strides_.find(identityOf(ref));
   return it == strides_.end() ? nullptr : &it->second;
-}
-
-// The strides of tensor `id` as the recorded views made it; depth-limited
-// (chains are short; a cycle through reused ids must not loop).
-bool ViewLayouts::derive(const Identity& id, int depth, std::vector<int64_t>* out) const {
-  auto p = producer_.find(id);
-  if (p == producer_.end() || depth > 8) return false;
-  const trace::Node& view = t_.nodes[p->second];
-  const std::string_view name = t_.name(view);
-  const trace::TensorRef& in = t_.tensors[view.inputs[0].tensor];
-  std::vector<int64_t> in_strides;
-  if (!derive(identityOf(in), depth + 1, &in_strides)) {
-    in_strides = detail::recordedStrides(t_, in);
-  }
-  if (permuted(view, name, t_.list(in.shape)) != t_.list(std::get<3>(id))) return false;
-  auto strides = applyView(view, name, std::move(in_strides));
-  if (!strides) return false;
-  *out = std::move(*strides);
-  return true;
 }
 
 }  // namespace etb::replay

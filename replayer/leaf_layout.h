@@ -25,6 +25,9 @@ namespace etb::replay {
 
 class ViewLayouts {
  public:
+  // A tensor's identity without strides (the traces this serves have none).
+  using Identity = std::tuple<uint64_t, uint64_t, uint64_t, trace::ListId, trace::DType>;
+
   // Derives strides for the tensors without recorded strides that no node
   // of `selected` produces and that a recorded transposing view op (aten::t,
   // transpose, permute, swapaxes, swapdims) made from a tensor of known
@@ -36,13 +39,6 @@ class ViewLayouts {
   size_t size() const { return strides_.size(); }
 
  private:
-  // A tensor's identity without strides (the traces this serves have none).
-  using Identity = std::tuple<uint64_t, uint64_t, uint64_t, trace::ListId, trace::DType>;
-  static Identity identityOf(const trace::TensorRef& r);
-  bool derive(const Identity& id, int depth, std::vector<int64_t>* out) const;
-
-  const trace::Trace& t_;
-  std::map<Identity, uint32_t> producer_;  // node index of the view op
   std::map<Identity, std::vector<int64_t>> strides_;
 };
 

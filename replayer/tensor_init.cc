@@ -123,13 +123,17 @@ at::ScalarType toScalarType(trace::DType d) {
 
 void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options,
                     const ViewLayouts& layouts) {
-  auto stridesOf = [&](const trace::TensorRef& r) {
-    const std::vector<int64_t>* derived = layouts.find(r);
-    return derived != nullptr ? *derived : recordedStrides(trace, r);
-  };
+  // Each leaf's strides, once: recorded, derived from the view op that made
+  // it, or row-major.
+  std::vector<std::vector<int64_t>> strides(plan.slots.size());
   for (size_t s = 0; s < plan.slots.size(); ++s) {
-    if (plan.is_leaf[s] && layouts.find(trace.tensors[plan.slot_tensor[s]]) != nullptr) {
+    if (!plan.is_leaf[s]) continue;
+    const trace::TensorRef& r = trace.tensors[plan.slot_tensor[s]];
+    if (const std::vector<int64_t>* derived = layouts.find(r)) {
+      strides[s] = *derived;
       ++plan.leaf_layouts_derived;
+    } else {
+      strides[s] = recordedStrides(trace, r);
     }
   }
   // Bytes per (storage id, device); storage 0 means "no storage recorded".
@@ -138,7 +142,7 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
     if (!plan.is_leaf[s]) continue;
     const trace::TensorRef& r = trace.tensors[plan.slot_tensor[s]];
     if (r.storage_id == 0) continue;
-    const int64_t need = extentElems(trace.list(r.shape), stridesOf(r),
+    const int64_t need = extentElems(trace.list(r.shape), strides[s],
                                      static_cast<int64_t>(r.offset)) * elementSize(r);
     auto& b = bytes[{r.storage_id, r.device}];
     b = std::max(b, need);
@@ -158,7 +162,6 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       const bool integral = at::isIntegralType(st, /*includeBool=*/true);
       if (integral != (pass == 1)) continue;
       const auto& shape = trace.list(r.shape);
-      const auto strides = stridesOf(r);
       const auto opts = at::TensorOptions().dtype(st).device(options.device);
       at::Tensor t;
       auto buf = buffers.find({r.storage_id, r.device});
@@ -168,9 +171,9 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       }
       if (buf != buffers.end()) {
         t = at::empty({0}, opts).set_(buf->second.storage(), static_cast<int64_t>(r.offset),
-                                      shape, strides);
+                                      shape, strides[s]);
       } else {
-        t = at::empty_strided(shape, strides, opts);
+        t = at::empty_strided(shape, strides[s], opts);
         plan.leaf_bytes += static_cast<uint64_t>(t.nbytes());
       }
       if (!t.is_contiguous()) ++plan.coverage.strided_leaves;
