@@ -11,6 +11,7 @@
 
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "replayer/fork_pages.h"
 
 namespace etb::replay::detail {
 
@@ -135,7 +136,11 @@ std::optional<ProfilerCost> calibrateInChild(Executor& exec, const Plan& plan,
   }
   close(fds[0]);
   int status = 0;
-  if (pid > 0) waitpid(pid, &status, 0);
+  if (pid > 0) {
+    waitpid(pid, &status, 0);
+    const size_t pages = ownPagesAfterFork();
+    ETB_LOG(kDebug) << "host time: " << pages << " pages shared with the calibration child written";
+  }
   if (pid <= 0 || got != sizeof m || m.ok == 0) return std::nullopt;
   return m.cost;
 }

@@ -26,7 +26,7 @@ struct Flags {
   std::string trace, kineto, report_json, report_html, chrome_trace, log_level, timed_trace, comm;
   std::vector<double> original_ms;
   std::string original_meta;
-  std::string host_time = "off", original_metrics;
+  std::string host_time = "off", heap = "glibc", original_metrics;
   std::vector<std::string> libraries;
   double comm_timeout = 0;
   bool quiet = false;
@@ -67,6 +67,12 @@ void addFlags(CLI::App& app, Flags& f) {
                  "with --host-time emulate: an eventless stretch of a profiled gap longer than "
                  "this counts as this long (the recording was preempted); 0 = no limit")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--heap", f.heap,
+                 "glibc: the heap as this process's malloc sets it; match: set glibc's mmap and "
+                 "trim thresholds so that page faults per iteration come near the original's "
+                 "(metrics sidecar), searched over 27 iterations after the first")
+      ->check(CLI::IsMember({"glibc", "match"}))
       ->capture_default_str();
   app.add_option("--original-metrics", f.original_metrics,
                  "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "
@@ -148,6 +154,7 @@ int replayMain(Flags& f, int argc, char** argv) {
     if (!f.original_ms.empty()) replay::useMeasuredOriginal(f.original_ms, f.options);
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     f.options.emulate_host = f.host_time == "emulate";
+    f.options.match_heap = f.heap == "match";
     // Each rank's own sidecar: beside its trace, or from a %d pattern.
     const std::string metrics =
         f.original_metrics.empty()

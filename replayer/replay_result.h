@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "replayer/heap_match.h"
+
 namespace etb::replay {
 
 // Summary of a set of samples (see summarize()).
@@ -188,6 +190,7 @@ struct ReplayResult {
   SystemMetrics system;           // this rank
   std::optional<OriginalSystem> original_system;
   std::optional<HostTime> host_time;
+  std::optional<HeapMatch> heap;  // --heap match
   std::vector<TimelineEvent> timeline;
 };
 

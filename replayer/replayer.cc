@@ -12,6 +12,7 @@
 #include "core/base/log.h"
 #include "etb/config.h"
 #include "replayer/executor.h"
+#include "replayer/heap_match.h"
 #include "replayer/host_plan.h"
 #include "replayer/op_plan.h"
 #include "replayer/op_selection.h"
@@ -147,11 +148,23 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   // there is one, so the measured iterations carry no checking cost.
   // Warm-up iterations after the first measure the replay's own time between
   // ops for the host-time emulation.
+  // The heap is matched right after the first iteration, before the replay's
+  // own time between ops is measured (frees that unmap fall there).
+  std::optional<HeapMatch> heap;
+  const auto matchHeap = [&] {
+    if (!options.match_heap || heap) return;
+    const double target = options.original_system
+                              ? options.original_system->metrics.minor_faults_per_iter
+                              : -1;
+    heap = matchHeapFaults(target, [&] { exec.runIteration(false, nullptr); });
+  };
   std::vector<detail::IterationRecord> untracked;
   for (int i = 0; i < options.warmup; ++i) {
     detail::IterationRecord rec = exec.runIteration(i == 0, i == 0 ? diag : nullptr);
+    if (i == 0) matchHeap();
     if (i > 0 && host) untracked.push_back(std::move(rec));
   }
+  if (options.warmup == 0) matchHeap();
   if (host) {
     std::optional<ProfilerCost> here;
     // Every rank calibrates in its own child, collectives off (the child
@@ -213,6 +226,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
         static_cast<double>(sampler.minorFaults()) / static_cast<double>(runs);
   }
   if (host) r.host_time = detail::hostTimeResult(*host, host_records);
+  r.heap = heap;
   r.original_system = options.original_system;
   gatherRanks(comm, r, rankResult(r, records, comm.rank()));
   return r;

@@ -34,6 +34,9 @@ struct ReplayOptions {
   // Kineto-linked trace); see replayer/host_time.h.
   bool emulate_host = false;
   double host_stall_us = 1000;  // eventless stretches beyond this are not host time
+  // Set glibc's heap thresholds so that the replay's page faults per
+  // iteration come near the original's (replayer/heap_match.h).
+  bool match_heap = false;
   // The original's system metrics (recorder sidecar), reported beside the
   // replay's and, per rank, in the multi-rank table.
   std::optional<OriginalSystem> original_system;

@@ -133,6 +133,22 @@ json kindsJson(const std::vector<KindStat>& kinds) {
   return out;
 }
 
+json heapJson(const HeapMatch& h) {
+  json j = {{"target_faults_per_iter", h.target_faults},
+            {"start_faults_per_iter", h.start_faults},
+            {"faults_per_iter", h.faults},
+            {"fault_us", h.fault_us},
+            {"iteration_ms", h.iteration_ms},
+            {"mmap_threshold_bytes", h.mmap_threshold},
+            {"trim_threshold_bytes", 2 * h.mmap_threshold},
+            {"probes", json::array()}};
+  for (const HeapMatch::Probe& p : h.probes) {
+    j["probes"].push_back({{"mmap_threshold_bytes", p.mmap_threshold}, {"faults_per_iter", p.faults}});
+  }
+  if (!h.note.empty()) j["note"] = h.note;
+  return j;
+}
+
 json hostTimeJson(const ReplayResult& r) {
   const HostTime& h = *r.host_time;
   json j = {{"with_host_iter_ms", distributionJson(h.with_host_iter_ms)},
@@ -208,6 +224,7 @@ json reportToJson(const ReplayResult& r) {
   j["system"] = systemJson(r.system);
   if (r.original_system) j["original_system"] = originalSystemJson(*r.original_system);
   if (r.host_time) j["host_time"] = hostTimeJson(r);
+  if (r.heap) j["heap"] = heapJson(*r.heap);
   return j;
 }
 

@@ -265,6 +265,28 @@ void printSystemBoth(const ReplayResult& r, std::ostream& os) {
 }
 }  // namespace
 
+// --heap match: what was set, and the faults it was chosen by.
+void printHeap(const HeapMatch& h, std::ostream& os) {
+  auto faults = [](double v) { return v >= 0 ? formatFixed(v, 0) : std::string("-"); };
+  os << "# heap (--heap match): ";
+  if (h.mmap_threshold == 0) {
+    os << "left to glibc (" << h.note << "); " << faults(h.start_faults)
+       << " faults/iter, the original " << faults(h.target_faults);
+    if (h.fault_us > 0) os << "; a fault costs " << formatDuration(h.fault_us) << " here";
+    os << "\n";
+    return;
+  }
+  os << "mmap threshold " << formatBytes(h.mmap_threshold) << ", trim threshold "
+     << formatBytes(2 * h.mmap_threshold) << ": " << faults(h.faults)
+     << " faults/iter against the original's " << faults(h.target_faults) << " (glibc's own "
+     << faults(h.start_faults) << ", a fault costs " << formatDuration(h.fault_us)
+     << " here; probed";
+  for (const HeapMatch::Probe& p : h.probes) {
+    os << " " << formatBytes(p.mmap_threshold) << ":" << faults(p.faults);
+  }
+  os << ")\n";
+}
+
 void printReport(const ReplayResult& result, std::ostream& os,
                  size_t top_kinds) {
   printHeader(result, os);
@@ -278,6 +300,7 @@ void printReport(const ReplayResult& result, std::ostream& os,
   } else {
     printSystem(result.system, os);
   }
+  if (result.heap) printHeap(*result.heap, os);
 }
 
 }  // namespace etb::replay

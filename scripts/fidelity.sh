@@ -24,6 +24,8 @@
 #   FIDELITY_ROUNDS rounds of (original, replay) (default 3)
 #   FIDELITY_ITERS  measured iterations per side and round (default 20)
 #   FIDELITY_KEEP   set to keep the work directory (printed at the end)
+#   FIDELITY_HEAP   et_replay --heap: match (default: glibc's thresholds set so that the replay's
+#                   page faults per iteration come near the original's) or glibc (left as they are)
 #   FIDELITY_NICE   niceness of both sides (default -15 as root, else 0): on a machine shared
 #                   with compilers a higher priority means fewer preemption stalls in either.
 #                   Where the kernel groups processes by session (autogroup: most distributions,
@@ -44,6 +46,7 @@ PY="${ETB_PYTHON:-/usr/bin/python3}"
 TRACE_KIND="${FIDELITY_TRACE:-committed}"
 ROUNDS="${FIDELITY_ROUNDS:-3}"
 ITERS="${FIDELITY_ITERS:-20}"
+HEAP="${FIDELITY_HEAP:-match}"
 NICE="${FIDELITY_NICE:-$([ "$(id -u)" = 0 ] && echo -15 || echo 0)}"
 SAMPLES=("$@")
 if [ ${#SAMPLES[@]} -eq 0 ]; then
@@ -111,8 +114,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
     dist="$("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])).get("shapes",{}).get("zipf_alpha"); print("zipf:%s" % a if a else "uniform")' "$meta")"
     echo "== round $r/$ROUNDS $name: replaying $trace (--index-dist $dist)" >&2
     # a failed replay is reported in the table (no report file), not fatal for the others
+    # The original's page faults from its fresh measurement (the committed sidecars predate them).
     nice -n "$NICE" "$REPLAY" "$trace" --kineto "$kineto" --host-time emulate --device cpu --threads 1 \
-      --index-dist "$dist" \
+      --index-dist "$dist" --heap "$HEAP" --original-metrics "$RW/$name/$name.metrics.json" \
       --warmup 3 --iters "$ITERS" --quiet --report-json "$RW/$name.json" \
       >"$RW/$name.replay.log" 2>&1 \
       || { echo "fidelity.sh: et_replay failed on $trace (exit $?); last lines:" >&2;

@@ -164,8 +164,17 @@ TEST(ReportJson, HostTimeAndOriginalSystemValidate) {
   o.threads = 1;
   o.device_properties = "[{\"id\": 0}]";
   r.original_system = o;
+  HeapMatch heap;
+  heap.target_faults = 35;
+  heap.start_faults = 2300;
+  heap.mmap_threshold = size_t{4} << 20;
+  heap.faults = 40;
+  heap.probes = {{size_t{1} << 20, 3500}, {size_t{4} << 20, 40}};
+  r.heap = heap;
   const json j = reportToJson(r);
   EXPECT_TRUE(validateReport(j).empty()) << validateReport(j)[0];
+  EXPECT_EQ(j["heap"]["trim_threshold_bytes"].get<size_t>(), size_t{8} << 20);
+  EXPECT_EQ(j["heap"]["probes"].size(), 2u);
   // the original's host share (median 10.0 ms), not the emulated remainder,
   // and the with-host ratio
   EXPECT_DOUBLE_EQ(j["host_time"]["share_pct"].get<double>(), 25.0);

@@ -54,6 +54,34 @@ TEST(ReportText, EmptyResultPrintsHeaderAndSystem) {
   EXPECT_EQ(out.find("nan"), std::string::npos);
 }
 
+// --heap match: the thresholds set and the faults they were chosen by, or
+// why none was set.
+TEST(ReportText, HeapMatchShowsThresholdsAndFaults) {
+  ReplayResult r = testing::sampleResult();
+  HeapMatch h;
+  h.target_faults = 35;
+  h.start_faults = 2300;
+  h.mmap_threshold = size_t{4} << 20;
+  h.faults = 40;
+  h.fault_us = 0.8;
+  h.probes = {{size_t{1} << 20, 3500}, {size_t{4} << 20, 40}};
+  r.heap = h;
+  std::string out = render(r);
+  EXPECT_NE(out.find("mmap threshold 4.00 MiB, trim threshold 8.00 MiB: 40 faults/iter against "
+                     "the original's 35 (glibc's own 2300, a fault costs 0.800 µs here; probed "
+                     "1.00 MiB:3500 4.00 MiB:40)"),
+            std::string::npos)
+      << out;
+  h = HeapMatch{};
+  h.start_faults = 12;
+  h.note = "the original's faults per step are unknown";
+  r.heap = h;
+  out = render(r);
+  EXPECT_NE(out.find("left to glibc (the original's faults per step are unknown); 12 faults/iter"),
+            std::string::npos)
+      << out;
+}
+
 TEST(ReportText, UnknownOriginalSaysSo) {
   ReplayResult r = testing::sampleResult();
   r.original_iter_ms.reset();

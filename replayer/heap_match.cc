@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+#include "replayer/heap_match.h"
+
+#include <sys/resource.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace etb::replay {
+namespace {
+
+// A binary search over heapThresholds() (21 sizes) ends in 5 probes; each
+// runs one iteration to let the heap settle at its threshold and counts two.
+// Faults come in bursts (a trim, then the heap grows back over the next
+// iterations): one iteration alone read 0 where twenty averaged 870. Glibc's
+// own thresholds still move in the first iterations (each free of a mapped
+// chunk raises them): two settle, four count, and three count the choice.
+constexpr int kStartSettle = 2;
+constexpr int kStartCounted = 4;
+constexpr int kProbes = 5;
+constexpr int kSettle = 1;
+constexpr int kCounted = 2;
+constexpr int kFinalCounted = 3;
+// Below this share of an iteration, what the fault counts part by is left as
+// it is: a fixed threshold is not free either (glibc stops adapting).
+constexpr double kWorthShare = 0.03;
+
+uint64_t minorFaultsNow() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_minflt);
+}
+
+// Faults per iteration over `counted` runs after `settle` uncounted ones.
+double countFaults(const std::function<void()>& run_iteration, int settle, int counted) {
+  for (int i = 0; i < settle; ++i) run_iteration();
+  const uint64_t before = minorFaultsNow();
+  for (int i = 0; i < counted; ++i) run_iteration();
+  return static_cast<double>(minorFaultsNow() - before) / counted;
+}
+
+double nowUs() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+bool setThresholds(size_t mmap_threshold) {
+#if defined(__GLIBC__)
+  // Setting either turns glibc's dynamic adjustment off, so the pair stays
+  // as set: the trim threshold at twice the mmap one, where glibc's own
+  // adjustment puts it.
+  return mallopt(M_MMAP_THRESHOLD, static_cast<int>(mmap_threshold)) == 1 &&
+         mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * mmap_threshold)) == 1;
+#else
+  (void)mmap_threshold;
+  return false;
+#endif
+}
+
+void runPlain(const std::function<void()>& run_iteration, int iterations) {
+  for (int i = 0; i < iterations; ++i) run_iteration();
+}
+
+}  // namespace
+
+namespace detail {
+
+bool worthMatching(double faults, double target, double fault_us, double iteration_us) {
+  return std::fabs(faults - target) * fault_us >= kWorthShare * iteration_us;
+}
+
+double measureFaultCostUs() {
+  constexpr size_t kBytes = size_t{8} << 20;
+  double best = -1;
+  for (int round = 0; round < 3; ++round) {
+    void* mem = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return -1;
+    madvise(mem, kBytes, MADV_NOHUGEPAGE);  // one fault per 4 KiB page, as the heap's
+    auto* bytes = static_cast<volatile unsigned char*>(mem);
+    const double t0 = nowUs();
+    for (size_t i = 0; i < kBytes; i += 4096) bytes[i] = 1;
+    const double us = (nowUs() - t0) / (kBytes / 4096.0);
+    munmap(mem, kBytes);
+    best = best < 0 ? us : std::min(best, us);
+  }
+  return best;
+}
+
+std::vector<size_t> heapThresholds() {
+  // Steps of sqrt(2), rounded to 4 KiB pages.
+  std::vector<size_t> sizes;
+  for (int i = 0; i <= 20; ++i) {
+    const double s = 32.0 * 1024 * std::pow(2.0, i / 2.0);
+    sizes.push_back(static_cast<size_t>(std::llround(s / 4096)) * 4096);
+  }
+  return sizes;
+}
+
+}  // namespace detail
+
+int heapMatchIterations() {
+  return kStartSettle + kStartCounted + kProbes * (kSettle + kCounted) + kSettle + kFinalCounted;
+}
+
+HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iteration) {
+  HeapMatch m;
+  m.target_faults = target;
+  const double t0 = nowUs();
+  m.start_faults = countFaults(run_iteration, kStartSettle, kStartCounted);
+  m.iteration_ms = (nowUs() - t0) / 1e3 / (kStartSettle + kStartCounted);
+  m.fault_us = detail::measureFaultCostUs();
+  const int left = heapMatchIterations() - kStartSettle - kStartCounted;
+#if !defined(__GLIBC__)
+  m.note = "not glibc's malloc: its thresholds cannot be set";
+  runPlain(run_iteration, left);
+  return m;
+#endif
+  if (target < 0) {
+    m.note = "the original's faults per step are unknown (no minor_faults_per_step in its metrics)";
+    runPlain(run_iteration, left);
+    return m;
+  }
+  if (!detail::worthMatching(m.start_faults, target, m.fault_us, m.iteration_ms * 1e3)) {
+    m.note = "glibc's own thresholds fault within 3% of an iteration's time of the original";
+    m.faults = m.start_faults;
+    runPlain(run_iteration, left);
+    return m;
+  }
+  const std::vector<size_t> sizes = detail::heapThresholds();
+  size_t lo = 0, hi = sizes.size() - 1;
+  for (int p = 0; p < kProbes; ++p) {
+    const size_t mid = (lo + hi) / 2;
+    setThresholds(sizes[mid]);
+    const double f = countFaults(run_iteration, kSettle, kCounted);
+    m.probes.push_back({sizes[mid], f});
+    // More faults than the original: a larger threshold keeps more memory.
+    if (f > target) lo = std::min(mid + 1, hi);
+    else hi = mid;
+  }
+  const HeapMatch::Probe* best = &m.probes.front();
+  for (const HeapMatch::Probe& p : m.probes) {
+    if (std::fabs(p.faults - target) < std::fabs(best->faults - target)) best = &p;
+  }
+  m.mmap_threshold = best->mmap_threshold;
+  setThresholds(m.mmap_threshold);
+  m.faults = countFaults(run_iteration, kSettle, kFinalCounted);
+  return m;
+}
+
+}  // namespace etb::replay

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+// --heap match (replayer/heap_match.h) and the pages a fork leaves shared
+// (replayer/fork_pages.h). Expected fault counts are pages in closed form: a
+// buffer of N bytes written once from fresh memory faults N / 4 KiB times.
+// The heap tests set glibc's thresholds, which no later test should inherit:
+// each runs in a child of its own (EXPECT_EXIT), whose stderr says what it saw.
+#include "replayer/heap_match.h"
+
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "replayer/fork_pages.h"
+#include "replayer/replayer.h"
+#include "tests/replayer/trace_builder.h"
+
+namespace etb::replay {
+namespace {
+
+constexpr size_t kBlock = size_t{8} << 20;  // one allocation per iteration
+constexpr double kBlockPages = kBlock / 4096.0;
+
+uint64_t faultsNow() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_minflt);
+}
+
+// Page faults are per 4 KiB only without transparent huge pages on every
+// mapping; a heap with a free chunk of the block's size serves it without
+// asking the kernel whatever the thresholds.
+std::string whyNotCountable() {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  const std::string mode((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  if (mode.find("[always]") != std::string::npos) return "transparent huge pages are always on";
+  if (mallinfo2().fordblks >= kBlock) return "this process's heap already holds a free block";
+  return "";
+}
+
+// One "iteration": a fresh block, written once, freed.
+void blockIteration() {
+  void* p = std::malloc(kBlock);
+  std::memset(p, 1, kBlock);
+  asm volatile("" : : "r"(p) : "memory");  // the compiler may not drop the pair
+  std::free(p);
+}
+
+TEST(HeapMatch, ThresholdsStepBySqrtTwoFrom32KiBToGlibcsLargest) {
+  const std::vector<size_t> t = detail::heapThresholds();
+  ASSERT_GE(t.size(), 2u);
+  EXPECT_EQ(t.front(), size_t{32} << 10);
+  EXPECT_EQ(t.back(), size_t{32} << 20);
+  for (size_t i = 1; i < t.size(); ++i) {
+    EXPECT_NEAR(static_cast<double>(t[i]) / static_cast<double>(t[i - 1]), std::sqrt(2.0), 0.05);
+    EXPECT_EQ(t[i] % 4096, 0u);
+  }
+}
+
+// Fixed at 1 MiB, every 8 MiB block is mapped fresh (2048 faults an
+// iteration); an original that faulted not at all needs a threshold above it.
+TEST(HeapMatch, RaisesTheThresholdWhenTheOriginalFaultedLess) {
+  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EXIT(
+      {
+        mallopt(M_MMAP_THRESHOLD, 1 << 20);
+        const HeapMatch m = matchHeapFaults(0, blockIteration);
+        std::fprintf(stderr, "start %.0f, chosen %zu, faults %.0f\n", m.start_faults,
+                     m.mmap_threshold, m.faults);
+        const bool ok = m.start_faults > 0.9 * kBlockPages && m.mmap_threshold > kBlock &&
+                        m.faults < 64;
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// glibc's own threshold rises past the block after its first free (no
+// faults after); an original that faulted once per page of it needs one below.
+TEST(HeapMatch, LowersTheThresholdWhenTheOriginalFaultedMore) {
+  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EXIT(
+      {
+        blockIteration();
+        const HeapMatch m = matchHeapFaults(kBlockPages, blockIteration);
+        std::fprintf(stderr, "start %.0f, chosen %zu, faults %.0f, probes %zu\n", m.start_faults,
+                     m.mmap_threshold, m.faults, m.probes.size());
+        const bool ok = m.start_faults < 0.5 * kBlockPages && m.mmap_threshold > 0 &&
+                        m.mmap_threshold <= kBlock && m.faults > 0.9 * kBlockPages &&
+                        m.faults < 1.25 * kBlockPages;
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// 1000 faults more than the original at 1 us each: 1 ms, worth it in a 20 ms
+// iteration (5%), not in a 50 ms one (2%); fewer counts the same.
+TEST(HeapMatch, MatchesOnlyWhatCostsThreePercentOfAnIteration) {
+  EXPECT_TRUE(detail::worthMatching(1500, 500, 1.0, 20e3));
+  EXPECT_TRUE(detail::worthMatching(500, 1500, 1.0, 20e3));
+  EXPECT_FALSE(detail::worthMatching(1500, 500, 1.0, 50e3));
+  EXPECT_FALSE(detail::worthMatching(500, 1500, 1.0, 50e3));
+  EXPECT_GT(detail::measureFaultCostUs(), 0.0);
+}
+
+TEST(HeapMatch, NoTargetLeavesTheHeapAloneAndStillRunsEveryIteration) {
+  int runs = 0;
+  const HeapMatch m = matchHeapFaults(-1, [&] { ++runs; });
+  EXPECT_EQ(runs, heapMatchIterations());
+  EXPECT_EQ(m.mmap_threshold, 0u);
+  EXPECT_TRUE(m.probes.empty());
+  EXPECT_NE(m.note.find("unknown"), std::string::npos) << m.note;
+}
+
+// Through et_replay: a trace whose only op makes an 8 MiB tensor, a heap that
+// maps it fresh every iteration (a fixed 1 MiB threshold) and an original
+// that did not fault: the threshold goes above the tensor, the faults away.
+TEST(HeapMatch, ReplayMatchesTheOriginalsFaultsPerIteration) {
+  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
+  constexpr int64_t kFloats = static_cast<int64_t>(kBlock / 4);
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  trace::Value size;
+  size.kind = trace::ValueKind::kList;
+  size.type = t.strings.intern("GenericList[Int]");
+  size.items.push_back(trace::makeInt(t, kFloats));
+  b.op("aten::ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       {size}, {b.tensor({kFloats})});
+  const trace::Trace trace = b.finish();
+  EXPECT_EXIT(
+      {
+        mallopt(M_MMAP_THRESHOLD, 1 << 20);
+        ReplayOptions o;
+        o.device = "cpu";
+        o.warmup = 2;
+        o.iters = 4;
+        o.match_heap = true;
+        o.original_system = OriginalSystem{};
+        o.original_system->metrics.minor_faults_per_iter = 0;
+        auto comm = makeLocalCommunicator();
+        const ReplayResult r = replayTrace(trace, o, *comm);
+        const double f = r.system.minor_faults_per_iter;
+        std::fprintf(stderr, "heap set %d, threshold %zu, start %.0f, faults/iter %.0f (%s)\n",
+                     r.heap ? 1 : 0, r.heap ? r.heap->mmap_threshold : 0,
+                     r.heap ? r.heap->start_faults : -1, f, r.heap ? r.heap->note.c_str() : "");
+        const bool ok = r.heap && r.heap->start_faults > 0.9 * kBlockPages &&
+                        r.heap->mmap_threshold > kBlock && f >= 0 && f < 64;
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// A child that exits at once still leaves the parent's pages write-protected:
+// each first write after it faults, unless they were owned again.
+TEST(ForkPages, WritesAfterAForkFaultNoMoreOnceTheParentOwnsItsPages) {
+  constexpr size_t kBytes = size_t{32} << 20;
+  constexpr double kPages = kBytes / 4096.0;
+  void* mem = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  madvise(mem, kBytes, MADV_NOHUGEPAGE);  // faults per 4 KiB page
+  auto* bytes = static_cast<unsigned char*>(mem);
+  for (size_t i = 0; i < kBytes; ++i) bytes[i] = static_cast<unsigned char>(i * 7);
+  auto forkAndWait = [] {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+  };
+  auto faultsWritingEveryPage = [&] {
+    const uint64_t before = faultsNow();
+    for (size_t i = 0; i < kBytes; i += 4096) bytes[i] = static_cast<unsigned char>(i * 7);
+    return static_cast<double>(faultsNow() - before);
+  };
+  forkAndWait();
+  const double unowned = faultsWritingEveryPage();
+  if (unowned < 0.9 * kPages) {
+    munmap(mem, kBytes);
+    GTEST_SKIP() << "this kernel does not keep pages write-protected after the child exits ("
+                 << unowned << " faults for " << kPages << " pages)";
+  }
+  forkAndWait();
+  EXPECT_GE(ownPagesAfterFork(), static_cast<size_t>(kPages));
+  EXPECT_LT(faultsWritingEveryPage(), 0.05 * kPages);
+  size_t wrong = 0;
+  for (size_t i = 0; i < kBytes; ++i) wrong += bytes[i] != static_cast<unsigned char>(i * 7);
+  EXPECT_EQ(wrong, 0u) << "owning the pages changed their data";
+  munmap(mem, kBytes);
+}
+
+}  // namespace
+}  // namespace etb::replay
