@@ -23,6 +23,8 @@
 #             reports its with-host median; each rank's original CPU utilisation and peak RSS
 #             equal its own metrics sidecar (SAMPLE.rank<R>.metrics.json, read here)
 #   kineto_missing  --kineto pattern without a file for rank 1: exit 2 naming that file
+#   heap      ddp2 with --heap match, rank 0 searching and rank 1 not (no original figure): the
+#             job ends (the ranks stay in step), rank 0's search reported
 #   ring      ASTRA-sim's 8-rank custom ring all-reduce (Chakra send/recv nodes): no
 #             deadlock, every p2p node replayed, each rank's bytes as its file says
 set -u
@@ -149,6 +151,36 @@ ddp2)
     --report-json "$tmp/r.json"
   [ "$rc" -eq 0 ] || fail "exit $rc"
   check_report "$tmp/r.json" 2 2 all_reduce@0
+  ;;
+heap)
+  # Rank 0's original faulted far more than any replay will (it searches all 5 probes), rank 1's
+  # figure is unknown (it runs the same iterations plainly): the ranks take different paths
+  # through --heap match and must still meet at every collective.
+  d="$src/fleet_samples/ddp2"
+  "$py" - "$d/ddp2.rank0.metrics.json" "$tmp/m.rank0.json" "$tmp/m.rank1.json" <<'EOF' || fail "sidecars"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["minor_faults_per_step"] = 1e7
+json.dump(doc, open(sys.argv[2], "w"))
+doc.pop("minor_faults_per_step")
+json.dump(doc, open(sys.argv[3], "w"))
+EOF
+  launch 2 180 "$d/ddp2.rank%d.et.json.gz" --device cpu --threads 1 --warmup 1 --iters 1 \
+    --heap match --original-metrics "$tmp/m.rank%d.json" --report-json "$tmp/r.json"
+  [ "$rc" -eq 0 ] || fail "exit $rc (ranks out of step in --heap match?)"
+  check_report "$tmp/r.json" 2 2 all_reduce@0
+  "$py" - "$tmp/r.json" <<'EOF' || fail "rank 0's heap match"
+import json, sys
+h = json.load(open(sys.argv[1]))["heap"]
+print("rank 0 heap:", h)
+assert h["target_faults_per_iter"] == 1e7 and len(h["probes"]) == 5, h
+# every probe faults less than the target, so each goes lower than the one before, and the
+# choice is the probe that faulted most
+ts = [p["mmap_threshold_bytes"] for p in h["probes"]]
+assert ts == sorted(ts, reverse=True) and len(set(ts)) == 5, ts
+most = max(h["probes"], key=lambda p: p["faults_per_iter"])
+assert h["mmap_threshold_bytes"] == most["mmap_threshold_bytes"], (h, most)
+EOF
   ;;
 dlrm)
   tar_gz="$src/../shared/traces/param/dlrm_pytorch_et.tar.gz"

@@ -9,7 +9,7 @@ if(NOT TARGET et_replay)
 endif()
 
 set(ETB_ET_REPLAY_CASE ${CMAKE_CURRENT_SOURCE_DIR}/et_replay_case.sh)
-foreach(case ddp2 dlrm ring groups world preflight throw stall)
+foreach(case ddp2 heap dlrm ring groups world preflight throw stall)
   add_test(NAME mpi_et_replay_${case}
            COMMAND ${ETB_ET_REPLAY_CASE} ${case} $<TARGET_FILE:et_replay> ${PROJECT_SOURCE_DIR})
   set_tests_properties(mpi_et_replay_${case} PROPERTIES LABELS mpi TIMEOUT 300
