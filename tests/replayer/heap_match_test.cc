@@ -126,17 +126,7 @@ TEST(HeapMatch, NoTargetLeavesTheHeapAloneAndStillRunsEveryIteration) {
 // that did not fault: the threshold goes above the tensor, the faults away.
 TEST(HeapMatch, ReplayMatchesTheOriginalsFaultsPerIteration) {
   if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
-  constexpr int64_t kFloats = static_cast<int64_t>(kBlock / 4);
-  test::TraceBuilder b;
-  trace::Trace& t = b.trace();
-  trace::Value size;
-  size.kind = trace::ValueKind::kList;
-  size.type = t.strings.intern("GenericList[Int]");
-  size.items.push_back(trace::makeInt(t, kFloats));
-  b.op("aten::ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-       "Device? device=None, bool? pin_memory=None) -> Tensor",
-       {size}, {b.tensor({kFloats})});
-  const trace::Trace trace = b.finish();
+  const trace::Trace trace = test::onesTrace(static_cast<int64_t>(kBlock / 4));
   EXPECT_EXIT(
       {
         mallopt(M_MMAP_THRESHOLD, 1 << 20);

@@ -48,20 +48,11 @@ TEST(Replayer, MinorFaultsPerIterationCountFreshPages) {
     GTEST_SKIP() << "this process's heap already holds " << (mallinfo2().fordblks >> 20)
                  << " MiB free: the output need not be mapped fresh (run it alone)";
   }
-  test::TraceBuilder b;
-  trace::Trace& t = b.trace();
-  trace::Value size;
-  size.kind = trace::ValueKind::kList;
-  size.type = t.strings.intern("GenericList[Int]");
-  size.items.push_back(trace::makeInt(t, kFloats));
-  b.op("aten::ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
-       "Device? device=None, bool? pin_memory=None) -> Tensor",
-       {size}, {b.tensor({kFloats})});
   ReplayOptions o = quickOptions();
   o.verify_outputs = false;
   o.warmup = 2;
   o.iters = 3;
-  const ReplayResult r = replay(b.finish(), nullptr, o);
+  const ReplayResult r = replay(test::onesTrace(kFloats), nullptr, o);
   const double pages = kFloats * 4 / 4096.0;
   EXPECT_GE(r.system.minor_faults_per_iter, 0.95 * pages);
   EXPECT_LE(r.system.minor_faults_per_iter, 1.25 * pages);

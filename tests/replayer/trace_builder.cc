@@ -77,4 +77,17 @@ trace::Trace TraceBuilder::finish() {
   return std::move(t_);
 }
 
+trace::Trace onesTrace(int64_t numel) {
+  TraceBuilder b;
+  trace::Trace& t = b.trace();
+  trace::Value size;
+  size.kind = trace::ValueKind::kList;
+  size.type = t.strings.intern("GenericList[Int]");
+  size.items.push_back(trace::makeInt(t, numel));
+  b.op("aten::ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None) -> Tensor",
+       {size}, {b.tensor({numel})});
+  return b.finish();
+}
+
 }  // namespace etb::test

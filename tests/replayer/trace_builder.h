@@ -31,4 +31,8 @@ class TraceBuilder {
   trace::NodeId next_id_ = 3;
 };
 
+// A trace of one aten::ones([numel]) (float): a fresh output of numel * 4
+// bytes written once per iteration, for tests that count page faults.
+trace::Trace onesTrace(int64_t numel);
+
 }  // namespace etb::test
