@@ -225,6 +225,14 @@ void systemTable(std::ostringstream& s, const ReplayResult& r) {
     systemRow(s, "minor page faults per iteration", faults(a.minor_faults_per_iter),
               faults(b.minor_faults_per_iter));
   }
+  if (r.heap) {
+    systemRow(s, "heap (--heap match)",
+              r.heap->mmap_threshold > 0
+                  ? "mmap threshold " + formatBytes(r.heap->mmap_threshold) + ", trim " +
+                        formatBytes(2 * r.heap->mmap_threshold)
+                  : "glibc's own: " + r.heap->note,
+              "-");
+  }
   systemRow(s, "threads", std::to_string(r.threads), o.threads >= 0 ? std::to_string(o.threads) : "-");
   if (a.peak_tensor_bytes > 0) systemRow(s, "peak tensors", formatBytes(a.peak_tensor_bytes), "-");
   if (a.gpu_util_pct || b.gpu_util_pct) {

@@ -82,6 +82,20 @@ TEST(ReportText, HeapMatchShowsThresholdsAndFaults) {
       << out;
 }
 
+// Faults 3x and 500 apart without --heap match: the report names the flag.
+TEST(ReportText, HeapsThatPartSuggestHeapMatch) {
+  ReplayResult r = testing::sampleResult();
+  r.original_system = OriginalSystem{};
+  r.original_system->metrics.minor_faults_per_iter = 300;
+  r.system.minor_faults_per_iter = 2300;
+  EXPECT_NE(render(r).find("--heap match sets"), std::string::npos) << render(r);
+  r.system.minor_faults_per_iter = 700;  // 2.3x apart
+  EXPECT_EQ(render(r).find("--heap match sets"), std::string::npos) << render(r);
+  r.system.minor_faults_per_iter = 2300;
+  r.heap = HeapMatch{};  // asked for already
+  EXPECT_EQ(render(r).find("--heap match sets"), std::string::npos) << render(r);
+}
+
 TEST(ReportText, UnknownOriginalSaysSo) {
   ReplayResult r = testing::sampleResult();
   r.original_iter_ms.reset();
