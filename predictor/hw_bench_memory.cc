@@ -221,6 +221,10 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     measureReductions(a, f, flush, o, hw);
     measureElementClasses(a, b, rows, f, o, hw);
     measureSort(n, o, hw);
+    // Zero-filling in place: a write pass with nothing allocated (the
+    // embedding backward's gradient table; "unary" includes an output's
+    // first touch where glibc maps it afresh).
+    hw.bandwidth["fill"].push_back({f, timeOp("aten::zero_", "", {acc}, o)});
     hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
     measureSpecial(a, rows, f, o, hw);
     // Dropout masks: self recorded as input and output, as a trace has it.

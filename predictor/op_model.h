@@ -74,6 +74,7 @@ class OpModel {
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
   double embeddingBackwardUs(double rows, double dim, double lookups) const;
   double tableFillUs(double bytes) const;
+  double zeroFillUs(double bytes) const;
   OpEstimate reductionEstimate(const OpShapes& shapes, double cold, double l3) const;
   double foreachUs(const OpShapes& shapes, double cold, double l3) const;
   OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold,

@@ -168,13 +168,20 @@ void OpModel::fitEmbeddingBackward(const EmbeddingTables& tables) {
 // benchmark (the heap model adds the replay's own).
 double OpModel::tableFillUs(double bytes) const {
   const double pages = bytes >= HeapModel::kMmapMax ? bytes / hw_.memory.page_bytes : 0;
-  return memoryUs("unary", 2 * bytes) / 2 + pages * hw_.memory.fault_us_per_page;
+  return zeroFillUs(bytes) + pages * hw_.memory.fault_us_per_page;
+}
+
+// The in-place "fill" curve (over the bytes written); profiles without it
+// take half the unary kernel's read + write.
+double OpModel::zeroFillUs(double bytes) const {
+  const auto fill = warm_.find("fill");
+  if (fill != warm_.end()) return std::max(curveUs(fill->second, bytes), hw_.dispatch_us);
+  return memoryUs("unary", 2 * bytes) / 2;
 }
 
 double OpModel::embeddingBackwardUs(double rows, double dim, double lookups) const {
   const std::array<double, 2> x{lg(rows), lg(dim)};
-  const double fill = memoryUs("unary", 2 * rows * dim * 4) / 2;
-  return fill + curveUs(warm_.at("op:sort_int64"), 8 * lookups) +
+  return zeroFillUs(rows * dim * 4) + curveUs(warm_.at("op:sort_int64"), 8 * lookups) +
          knnValue(emb_bwd_lookup_, x) * lookups +
          knnValue(emb_bwd_unique_, x) * expectedUniqueRows(rows, lookups, dist_);
 }
