@@ -90,8 +90,11 @@ double rotatingCallUs(const Kernel& k, const c10::OperatorHandle& op, const Memo
   return samples[samples.size() / 2];
 }
 
-void measureKernel(const Kernel& k, CacheFlusher& flush, const ProfileOptions& o, HwProfile& hw) {
-  hw.bandwidth[k.cls].push_back({k.bytes, timeOp(k.name, k.overload, k.args, o)});
+// `cls` names the curves when the kernel's own name is not a fixed string.
+void measureKernel(const Kernel& k, CacheFlusher& flush, const ProfileOptions& o, HwProfile& hw,
+                   const std::string& cls = "") {
+  const std::string c = cls.empty() ? std::string(k.cls) : cls;
+  hw.bandwidth[c].push_back({k.bytes, timeOp(k.name, k.overload, k.args, o)});
   const c10::OperatorHandle op =
       c10::Dispatcher::singleton().findSchemaOrThrow(k.name, k.overload);
   std::vector<c10::IValue> stack;
@@ -99,9 +102,9 @@ void measureKernel(const Kernel& k, CacheFlusher& flush, const ProfileOptions& o
     stack = k.args;
     op.callBoxed(stack);
   }, flush, o.quick);
-  hw.bandwidth[std::string(k.cls) + "@cold"].push_back({k.bytes, cold});
+  hw.bandwidth[c + "@cold"].push_back({k.bytes, cold});
   const double l3 = rotatingCallUs(k, op, hw.memory, o.quick);
-  if (l3 > 0) hw.bandwidth[std::string(k.cls) + "@l3"].push_back({k.bytes, l3});
+  if (l3 > 0) hw.bandwidth[c + "@l3"].push_back({k.bytes, l3});
 }
 
 // Special functions, each its own curve ("op:NAME"): their costs per
@@ -139,6 +142,59 @@ void measureBatchNorm(const at::Tensor& a, double f, CacheFlusher& flush, const 
                   std::vector<bool>{true, true, true}}}, flush, o, hw);
 }
 
+// Reductions by shape: a sum over the leading dim of [n / W, W] (the bias
+// gradients' sum over the batch: each output column gathers a strided
+// column, "reduction:outer:W") and over the last dim of [n / R, R] (one
+// short row per output, "reduction:rows:R"). Both run several times the
+// rate of a full reduction's contiguous stream at some widths; the model
+// interpolates in log width between these curves.
+void measureReductions(const at::Tensor& a, double f, CacheFlusher& flush, const ProfileOptions& o,
+                       HwProfile& hw) {
+  const int64_t n = a.numel();
+  for (const int64_t w : kOuterWidths) {
+    if (2 * w > n) continue;
+    measureKernel({nullptr, "aten::sum", "dim_IntList", f,
+                   {a.view({n / w, w}), std::vector<int64_t>{0}, false, c10::IValue()}},
+                  flush, o, hw, reductionCurve("outer", w));
+  }
+  for (const int64_t r : kRowLengths) {
+    if (2 * r > n) continue;
+    measureKernel({nullptr, "aten::sum", "dim_IntList", f,
+                   {a.view({n / r, r}), std::vector<int64_t>{1}, false, c10::IValue()}},
+                  flush, o, hw, reductionCurve("rows", r));
+  }
+}
+
+// Element kernels that run a scalar loop or a longer formula than their
+// class's curve: masked_fill with a mask broadcast over the rows (attention
+// masks), where, gelu's and the softmaxes' backward (rows of 256).
+void measureElementClasses(const at::Tensor& a, const at::Tensor& b, const at::Tensor& rows,
+                           double f, const ProfileOptions& o, HwProfile& hw) {
+  const int64_t n = a.numel();
+  const at::Tensor mask = at::rand({64}) > 0.5, cond = at::rand({n}) > 0.5;
+  hw.bandwidth["op:masked_fill"].push_back(
+      {2 * f + 64, timeOp("aten::masked_fill", "Scalar", {a.view({n / 64, 64}), mask, c10::Scalar(-1.0)}, o)});
+  hw.bandwidth["op:where"].push_back(
+      {3 * f + static_cast<double>(n), timeOp("aten::where", "self", {cond, a, b}, o)});
+  hw.bandwidth["op:gelu_backward"].push_back(
+      {3 * f, timeOp("aten::gelu_backward", "", {b, a, std::string("none")}, o)});
+  for (const char* op : {"_softmax_backward_data", "_log_softmax_backward_data"}) {
+    hw.bandwidth[std::string("op:") + op].push_back(
+        {3 * f, timeOp((std::string("aten::") + op).c_str(), "",
+                       {rows, rows, int64_t{-1}, c10::ScalarType::Float}, o)});
+  }
+}
+
+// at::sort of int64 indices (the dense embedding_bag backward sorts its
+// indices first): above a size the sort's temporaries change its rate
+// several-fold, so it is a curve of its own over 8 bytes per index.
+void measureSort(int64_t n, const ProfileOptions& o, HwProfile& hw) {
+  if (n > (int64_t{1} << 18)) return;
+  const at::Tensor idx = at::randint(0, 100000, {n}, at::TensorOptions().dtype(at::kLong));
+  hw.bandwidth["op:sort_int64"].push_back(
+      {8.0 * static_cast<double>(n), timeOp("aten::sort", "", {idx, int64_t{-1}, false}, o)});
+}
+
 void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
   CacheFlusher flush(hw.memory.llc_bytes);
   const int64_t step = o.quick ? 4 : 2;
@@ -162,6 +218,13 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     };
     for (const Kernel& k : kernels) measureKernel(k, flush, o, hw);
     measureBatchNorm(a, f, flush, o, hw);
+    measureReductions(a, f, flush, o, hw);
+    measureElementClasses(a, b, rows, f, o, hw);
+    measureSort(n, o, hw);
+    // Zero-filling in place: a write pass with nothing allocated (the
+    // embedding backward's gradient table; "unary" includes an output's
+    // first touch where glibc maps it afresh).
+    hw.bandwidth["fill"].push_back({f, timeOp("aten::zero_", "", {acc}, o)});
     hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
     measureSpecial(a, rows, f, o, hw);
     // Dropout masks: self recorded as input and output, as a trace has it.

@@ -263,6 +263,10 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   return hw;
 }
 
+std::string reductionCurve(const std::string& kind, int64_t width) {
+  return "reduction:" + kind + ":" + std::to_string(width);
+}
+
 std::string rngCurve(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "rng:%g", p);

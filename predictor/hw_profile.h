@@ -134,6 +134,15 @@ struct HwProfile {
 // predictor reads the nearest measured p.
 std::string rngCurve(double p);
 
+// Reductions by shape (et_profile_hw measures, the op model interpolates):
+// "reduction:outer:W", a sum over the leading dim of [n / W, W] (W outputs,
+// each gathering a strided column), and "reduction:rows:R", a sum over the
+// last dim of [n / R, R] (one output per row of R). Profiles without them
+// read the full reduction's "reduction" curve.
+inline constexpr int64_t kOuterWidths[] = {16, 128, 1024, 8192};
+inline constexpr int64_t kRowLengths[] = {8, 64, 512, 4096};
+std::string reductionCurve(const std::string& kind, int64_t width);
+
 // Sorts every size curve by bytes (profiles written by hand or by older
 // tools may not be); readProfile / profileFromJson call it.
 void sortCurves(HwProfile& profile);

@@ -37,19 +37,27 @@ const std::set<std::string> kView = {
     "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_", "record_stream"};
 // Ops that are views when the output is the input tensor, copies otherwise.
 const std::set<std::string> kMaybeCopy = {"reshape", "contiguous", "to", "_to_copy", "type_as"};
-// Ops with a vectorised special function: each has its own measured curve
-// ("op:NAME", et_profile_hw) since their costs differ several-fold (tanh vs
-// exp); ops not measured read the "transcendental" (tanh) curve.
-const std::map<std::string, std::string> kSpecial = {
-    {"tanh", "tanh"}, {"exp", "exp"}, {"sigmoid", "sigmoid"}, {"gelu", "gelu"}, {"log", "log"},
-    {"erf", "erf"}, {"silu", "silu"}, {"_softmax", "_softmax"}, {"softmax", "_softmax"},
-    {"_log_softmax", "_log_softmax"}, {"log_softmax", "_log_softmax"},
-    {"gelu_backward", "gelu"}, {"_log_softmax_backward_data", "exp"}, {"logsigmoid", "sigmoid"},
-    {"elu", "exp"}, {"softplus", "exp"}, {"mish", "tanh"}};
+// Ops with a vectorised special function or an element loop of their own:
+// each has its own measured curve ("op:NAME", et_profile_hw) since their
+// costs differ several-fold (tanh vs exp; masked_fill's scalar loop over a
+// broadcast mask runs at a fraction of a copy's rate). Each lists the
+// curves to read in order; a profile measured before a curve existed reads
+// the next (the curve such ops read then).
+const std::map<std::string, std::vector<std::string>> kSpecial = {
+    {"tanh", {"op:tanh"}}, {"exp", {"op:exp"}}, {"sigmoid", {"op:sigmoid"}}, {"gelu", {"op:gelu"}},
+    {"log", {"op:log"}}, {"erf", {"op:erf"}}, {"silu", {"op:silu"}}, {"_softmax", {"op:_softmax"}},
+    {"softmax", {"op:_softmax"}}, {"_log_softmax", {"op:_log_softmax"}},
+    {"log_softmax", {"op:_log_softmax"}}, {"logsigmoid", {"op:sigmoid"}}, {"elu", {"op:exp"}},
+    {"softplus", {"op:exp"}}, {"mish", {"op:tanh"}},
+    {"gelu_backward", {"op:gelu_backward", "op:gelu"}},
+    {"_log_softmax_backward_data", {"op:_log_softmax_backward_data", "op:exp"}},
+    {"_softmax_backward_data", {"op:_softmax_backward_data", "elementwise"}},
+    {"masked_fill", {"op:masked_fill", "unary"}}, {"masked_fill_", {"op:masked_fill", "unary"}},
+    {"where", {"op:where", "unary"}}};
 // Plain arithmetic over one or two inputs (gradients of activations that
 // reuse the forward's output, square roots): the elementwise or unary curve.
 const std::set<std::string> kArithmetic = {
-    "tanh_backward", "sigmoid_backward", "_softmax_backward_data", "silu_backward",
+    "tanh_backward", "sigmoid_backward", "silu_backward",
     "threshold_backward", "sqrt", "rsqrt", "pow", "reciprocal", "neg", "abs", "square",
     "clamp", "clamp_min", "clamp_max", "relu", "leaky_relu", "hardtanh", "sub", "rsub", "mul",
     "div", "add", "addcmul", "addcdiv", "lerp", "maximum", "minimum", "eq", "ne", "lt", "le",
@@ -69,8 +77,7 @@ const std::set<std::string> kReduction = {"sum", "mean", "amax", "amin", "max", 
                                           "prod", "logsumexp", "linalg_vector_norm"};
 const std::set<std::string> kCopy = {"clone", "copy_", "cat", "stack", "index_select", "gather",
                                      "scatter", "scatter_add", "index", "index_put_", "repeat",
-                                     "flip", "roll", "constant_pad_nd", "masked_fill",
-                                     "masked_fill_", "where"};
+                                     "flip", "roll", "constant_pad_nd"};
 // Random number generation (dropout masks, initialisers): the "rng" curve,
 // over twice the output bytes (the in-place bernoulli_ it was measured with
 // records self as input and output).
@@ -103,60 +110,9 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
     conv_bwd_in_.push_back({x, logRate(s.flops(), c.bwd_input_us)});
     conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
   }
-  fitEmbedding();
   buildCurves();
+  fitEmbedding();
   fitForeach();
-}
-
-namespace {
-// Least-squares line us = fixed + per_row * lookups through (lookups, us).
-struct Line {
-  double fixed = 0, per_row = 0;
-};
-Line fitLine(const std::vector<std::pair<double, double>>& pts) {
-  double n = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;
-  for (const auto& [x, y] : pts) {
-    n += 1;
-    sx += x;
-    sxx += x * x;
-    sy += y;
-    sxy += x * y;
-  }
-  const double det = n * sxx - sx * sx;
-  if (n < 2 || det <= 0) return {};
-  const double b = (n * sxy - sx * sy) / det;
-  return {(sy - b * sx) / n, b};
-}
-}  // namespace
-
-void OpModel::fitEmbedding() {
-  const bool want_zipf = dist_.rfind("zipf", 0) == 0;
-  // Per table (rows, dim): a line through its poolings gives the time per
-  // looked-up row and, at zero rows, the fixed part (forward: the call and
-  // the output; dense backward: the zero-filled [rows, dim] gradient).
-  std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>> tables;
-  for (const EmbeddingPoint& e : hw_.embedding) {
-    if ((e.dist.rfind("zipf", 0) == 0) == want_zipf) tables[{e.rows, e.dim}].push_back(&e);
-  }
-  for (const auto& [key, pts] : tables) {
-    std::vector<std::pair<double, double>> fwd, bwd, cold;
-    for (const EmbeddingPoint* e : pts) {
-      const double n = static_cast<double>(e->batch * e->pooling);
-      fwd.push_back({n, e->fwd_us});
-      bwd.push_back({n, e->bwd_us});
-      if (e->fwd_cold_us > 0) cold.push_back({n, e->fwd_cold_us});
-    }
-    if (fwd.size() < 2) continue;
-    const std::array<double, 2> x{lg(static_cast<double>(key.first)), lg(static_cast<double>(key.second))};
-    const Line f = fitLine(fwd), b = fitLine(bwd);
-    emb_fwd_row_.push_back({x, std::log(std::max(f.per_row, 1e-4))});
-    emb_fwd_fixed_.push_back({x, std::log(std::max(f.fixed, 0.1))});
-    emb_bwd_row_.push_back({x, std::log(std::max(b.per_row, 1e-4))});
-    emb_bwd_fill_.push_back({static_cast<double>(key.first * key.second) * 4, std::max(b.fixed, 0.1)});
-    if (cold.size() >= 2) emb_cold_row_.push_back({x, std::log(std::max(fitLine(cold).per_row, 1e-4))});
-  }
-  std::sort(emb_bwd_fill_.begin(), emb_bwd_fill_.end(),
-            [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
 }
 
 void OpModel::fitForeach() {
@@ -213,7 +169,13 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   }
   if (kRng.count(name)) return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
   if (const auto sp = kSpecial.find(name); sp != kSpecial.end()) {
-    const std::string curve = warm_.count("op:" + sp->second) ? "op:" + sp->second : "transcendental";
+    std::string curve = "transcendental";
+    for (const std::string& c : sp->second) {
+      if (warm_.count(c)) {
+        curve = c;
+        break;
+      }
+    }
     return {memoryUs(curve, sh.bytes(), cold, l3), "memory:" + curve, false};
   }
   if (kNorm.count(name)) return {memoryUs("norm", sh.bytes(), cold, l3), "memory:norm", false};
@@ -221,7 +183,7 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
     const std::string curve = warm_.count(bn->second) ? bn->second : "norm";
     return {memoryUs(curve, sh.bytes(), cold, l3), "memory:" + curve, false};
   }
-  if (kReduction.count(name)) return {memoryUs("reduction", sh.inputBytes(), cold, l3), "memory:reduction", false};
+  if (kReduction.count(name)) return reductionEstimate(sh, cold, l3);
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
   if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold, l3), "memory:copy", false};
@@ -265,36 +227,6 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
     weight = sh.args[10]->items[1].b;
   }
   return std::max((input ? at(conv_bwd_in_) : 0) + (weight ? at(conv_bwd_w_) : 0), hw_.dispatch_us);
-}
-
-double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) const {
-  // forward: (weight[rows, dim], indices, offsets, ...); backward: (grad[bags,
-  // dim], indices, ..., num_weights): the table's rows are then the largest
-  // Int argument (num_weights; the others are flags, mode and padding_idx).
-  const TensorFacts* first = sh.inputArg(0);
-  const TensorFacts* idx = sh.inputArg(1);
-  if (!first || !idx || first->shape.size() != 2) return memoryUs("copy", sh.bytes());
-  double rows = static_cast<double>(first->shape[0]);
-  const double dim = static_cast<double>(first->shape[1]);
-  const double lookups = std::max(1.0, idx->numel);
-  if (backward) {
-    rows = 0;
-    for (const trace::Value* v : sh.args) {
-      if (v->kind == trace::ValueKind::kInt && v->i > 1) rows = std::max(rows, static_cast<double>(v->i));
-    }
-  }
-  if (emb_fwd_row_.empty()) return memoryUs("copy", lookups * dim * 4 * 2);
-  const std::array<double, 2> x{lg(rows), lg(dim)};
-  if (backward) {
-    return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
-  }
-  const double warm = std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
-  if (cold <= 0 || emb_cold_row_.empty()) return warm;
-  // The fixed part stays warm: a flush also evicts the code and the
-  // dispatcher's tables, which a replay calling ops back to back keeps hot.
-  const double flushed =
-      std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_cold_row_, x)) * lookups;
-  return warm + cold * std::max(0.0, flushed - warm);
 }
 
 double OpModel::foreachUs(const OpShapes& sh, double cold, double l3) const {

@@ -10,11 +10,14 @@
 //                  forward and backward measured separately;
 //   embedding_bag  time per looked-up row by table size, width, pooling and
 //                  index distribution (cache reuse of hot rows is the point);
+//                  the dense backward as fill + sort + a cost per lookup and
+//                  one per distinct row (the distribution's expected count);
 //   foreach        a per-tensor cost (fitted to _foreach_ loops) plus the
 //                  lists' bytes on the in-place curve;
 //   memory         bytes moved over a measured size curve for its class
-//                  (elementwise, unary, transcendental, reduction, copy,
-//                  rng), less the first touch of outputs the benchmark had
+//                  (elementwise, unary, transcendental, reduction by shape
+//                  family and width, copy, rng, and measured element
+//                  classes such as masked_fill), less the first touch of outputs the benchmark had
 //                  to map afresh (the predictor adds first touches where
 //                  its heap model says the replay pays them);
 //   view           the dispatcher cost of a call that touches no data.
@@ -69,6 +72,10 @@ class OpModel {
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
+  double embeddingBackwardUs(double rows, double dim, double lookups) const;
+  double tableFillUs(double bytes) const;
+  double zeroFillUs(double bytes) const;
+  OpEstimate reductionEstimate(const OpShapes& shapes, double cold, double l3) const;
   double foreachUs(const OpShapes& shapes, double cold, double l3) const;
   OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold,
                             double l3) const;
@@ -86,6 +93,8 @@ class OpModel {
   std::vector<KnnPoint<5>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
+  using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;
+  void fitEmbeddingBackward(const EmbeddingTables& tables);
   // embedding_bag: time = a fixed part + a part per looked-up row. The
   // fixed part of the dense backward is the zero-filled [rows, dim]
   // gradient (a curve over its bytes); the per-row part depends on where
@@ -93,12 +102,21 @@ class OpModel {
   std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
   std::vector<KnnPoint<2>> emb_cold_row_;  // per row, table flushed
   std::vector<SizePoint> emb_bwd_fill_;
+  // The dense backward by mechanism (profiles with the sort curve): the
+  // fill curve, the sort curve, and per table a cost per lookup and one per
+  // distinct row touched (us, nearest tables by size and width).
+  std::vector<KnnPoint<2>> emb_bwd_lookup_, emb_bwd_unique_;
   double fe_base_ = 0, fe_tensor_ = 0;  // _foreach_: fixed and per-tensor cost
   // The memory-bound curves without first-touch costs, and the collective
   // curves of comm_ by type and group size, each sorted by bytes once.
   std::map<std::string, std::vector<SizePoint>> warm_;
   std::map<std::string, std::map<int, std::vector<SizePoint>>> collectives_;
 };
+
+// How many distinct rows `lookups` indices drawn from `dist` ("uniform" or
+// "zipf:ALPHA", as et_replay draws them) touch in a table of `rows`, in
+// expectation: the sum over rows of the chance that some lookup hits it.
+double expectedUniqueRows(double rows, double lookups, const std::string& dist);
 
 // The op kind used to group predictions ("aten::mm").
 std::string opKind(const trace::Trace& trace, const trace::Node& node);

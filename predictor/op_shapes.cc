@@ -96,6 +96,42 @@ GemmDims gemmDims(const std::string& op, const OpShapes& s) {
   return d;
 }
 
+namespace {
+// The reduced dims of a reduction over `rank` dims, sorted; empty = all.
+std::vector<int64_t> reducedDims(const OpShapes& s, size_t rank) {
+  std::vector<int64_t> dims;
+  const double out = s.out.empty() ? 1 : s.out.front().numel;
+  if (s.args.size() > 1 && s.args[1]->kind == trace::ValueKind::kList) {
+    for (const trace::Value& v : s.args[1]->items) {
+      if (v.kind == trace::ValueKind::kInt) dims.push_back(v.i);
+    }
+  } else if (s.args.size() > 1 && s.args[1]->kind == trace::ValueKind::kInt && out > 1) {
+    dims.push_back(s.args[1]->i);  // sum(self, dtype) has an Int here too: its output is 1
+  }
+  for (int64_t& d : dims) d = d < 0 ? d + static_cast<int64_t>(rank) : d;
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  if (!dims.empty() && (dims.front() < 0 || dims.back() >= static_cast<int64_t>(rank))) dims.clear();
+  return dims;
+}
+}  // namespace
+
+ReduceShape reduceShapeOf(const OpShapes& s) {
+  ReduceShape r;
+  const TensorFacts* x = s.inputArg(0);
+  if (!x) return r;
+  r.valid = true;
+  r.bytes = x->bytes;
+  r.reduced = std::max(x->numel, 1.0);
+  const std::vector<int64_t> dims = reducedDims(s, x->shape.size());
+  const bool all = dims.empty() || (!s.out.empty() && s.out.front().numel <= 1);
+  if (all) return r;
+  r.outer = product(x->shape, 0, static_cast<size_t>(dims.front()));
+  r.inner = product(x->shape, static_cast<size_t>(dims.back()) + 1, x->shape.size());
+  r.reduced = std::max(1.0, x->numel / std::max(r.outer * r.inner, 1.0));
+  return r;
+}
+
 ConvShape convShapeOf(const ConvPoint& c) {
   const double oh = static_cast<double>((c.h + 2 * (c.kh / 2) - c.kh) / c.stride + 1);
   const double ow = static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);

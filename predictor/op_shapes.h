@@ -53,6 +53,20 @@ struct ConvShape {
   double stride = 1;  // a strided convolution runs below a dense one's rate
   double flops() const { return 2 * m * n * k; }
 };
+// A reduction as [outer, reduced, inner] over its input's contiguous
+// layout: inner > 1 keeps a contiguous run per output (a sum over the
+// batch: each output gathers a strided column); inner == 1 with outer > 1
+// reduces rows of `reduced`; both 1: one stream to one value. `bytes`: the
+// input's (an out= tensor or the dims list are not read).
+struct ReduceShape {
+  bool valid = false;
+  double outer = 1, reduced = 1, inner = 1;
+  double bytes = 0;
+};
+// From sum / mean / amax ... (self, dim, ...): dims from input 1 (a list,
+// empty = all, or one int when the output has more than one element).
+ReduceShape reduceShapeOf(const OpShapes& shapes);
+
 ConvShape convShapeOf(const ConvPoint& point);
 // From a recorded convolution (input, weight, output) or
 // convolution_backward (grad_output, input, weight).

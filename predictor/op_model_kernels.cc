@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+// The op models whose cost depends on more than bytes: embedding lookups
+// (table, index count, distinct rows) and reductions (which dims).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "predictor/heap_model.h"
+#include "predictor/op_model.h"
+
+namespace etb::predict {
+namespace {
+
+double lg(double x) { return std::log2(std::max(x, 1.0)); }
+
+// Least-squares line us = fixed + per_row * lookups through (lookups, us).
+struct Line {
+  double fixed = 0, per_row = 0;
+};
+Line fitLine(const std::vector<std::pair<double, double>>& pts) {
+  double n = 0, sx = 0, sxx = 0, sy = 0, sxy = 0;
+  for (const auto& [x, y] : pts) {
+    n += 1;
+    sx += x;
+    sxx += x * x;
+    sy += y;
+    sxy += x * y;
+  }
+  const double det = n * sxx - sx * sx;
+  if (n < 2 || det <= 0) return {};
+  const double b = (n * sxy - sx * sy) / det;
+  return {(sy - b * sx) / n, b};
+}
+
+// One measured backward less its fill and sort: lookups, distinct rows, us.
+struct Residual {
+  double lookups = 0, unique = 0, us = 0;
+};
+
+// us = a * lookups + b * unique, a and b not negative, least squares
+// relative to each point's time (the largest would set both otherwise).
+std::pair<double, double> fitLookupsAndRows(const std::vector<Residual>& pts) {
+  double snn = 0, snu = 0, suu = 0, sny = 0, suy = 0;
+  for (const Residual& p : pts) {
+    const double w = 1.0 / std::max(p.us * p.us, 1e-6);
+    snn += w * p.lookups * p.lookups;
+    snu += w * p.lookups * p.unique;
+    suu += w * p.unique * p.unique;
+    sny += w * p.lookups * p.us;
+    suy += w * p.unique * p.us;
+  }
+  const double det = snn * suu - snu * snu;
+  double a = det > 1e-300 ? (sny * suu - suy * snu) / det : -1;
+  double b = det > 1e-300 ? (suy * snn - sny * snu) / det : -1;
+  if (a < 0 || b < 0) {  // one term alone, whichever fits better
+    const double a1 = snn > 0 ? std::max(sny / snn, 0.0) : 0, b1 = suu > 0 ? std::max(suy / suu, 0.0) : 0;
+    double ea = 0, eb = 0;
+    for (const Residual& p : pts) {
+      const double w = 1.0 / std::max(p.us * p.us, 1e-6);
+      ea += w * std::pow(p.us - a1 * p.lookups, 2);
+      eb += w * std::pow(p.us - b1 * p.unique, 2);
+    }
+    a = ea <= eb ? a1 : 0;
+    b = ea <= eb ? 0 : b1;
+  }
+  return {a, b};
+}
+
+// -expm1(n * log1p(-p)): the chance that n draws of probability p hit a row.
+double hitOnce(double n, double p) { return -std::expm1(n * std::log1p(-std::min(p, 1.0))); }
+
+// Zipf(alpha) over m ranks: the first kExact terms summed, the tail as an
+// integral in log space (Simpson), both for the normaliser and the count.
+constexpr double kExact = 4096;
+double zipfUnique(double m, double alpha, double n) {
+  const double head = std::min(m, kExact);
+  double h = 0;
+  for (double k = 1; k <= head; ++k) h += std::pow(k, -alpha);
+  const double lo = head + 0.5, hi = m + 0.5;
+  if (m > head) {
+    h += std::fabs(alpha - 1) < 1e-9 ? std::log(hi / lo)
+                                     : (std::pow(hi, 1 - alpha) - std::pow(lo, 1 - alpha)) / (1 - alpha);
+  }
+  double u = 0;
+  for (double k = 1; k <= head; ++k) u += hitOnce(n, std::pow(k, -alpha) / h);
+  if (m > head) {
+    constexpr int kSteps = 512;  // even
+    const double a = std::log(lo), step = (std::log(hi) - a) / kSteps;
+    double s = 0;
+    for (int i = 0; i <= kSteps; ++i) {
+      const double x = std::exp(a + i * step);
+      const double f = hitOnce(n, std::pow(x, -alpha) / h) * x;  // dx = x dy
+      s += f * (i == 0 || i == kSteps ? 1 : (i % 2 ? 4 : 2));
+    }
+    u += s * step / 3;
+  }
+  return u;
+}
+}  // namespace
+
+double expectedUniqueRows(double rows, double lookups, const std::string& dist) {
+  if (rows <= 0 || lookups <= 0) return 0;
+  if (dist.rfind("zipf:", 0) == 0) {
+    // et_replay's sampler caps the ranks at 2^22 (replayer/zipf.h).
+    return zipfUnique(std::min(rows, 4194304.0), std::stod(dist.substr(5)), lookups);
+  }
+  return rows * hitOnce(lookups, 1 / rows);
+}
+
+void OpModel::fitEmbedding() {
+  const bool want_zipf = dist_.rfind("zipf", 0) == 0;
+  // Per table (rows, dim): a line through its poolings gives the time per
+  // looked-up row and, at zero rows, the fixed part (forward: the call and
+  // the output; dense backward: the zero-filled [rows, dim] gradient).
+  std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>> tables, both;
+  for (const EmbeddingPoint& e : hw_.embedding) {
+    if ((e.dist.rfind("zipf", 0) == 0) == want_zipf) tables[{e.rows, e.dim}].push_back(&e);
+    both[{e.rows, e.dim}].push_back(&e);
+  }
+  for (const auto& [key, pts] : tables) {
+    std::vector<std::pair<double, double>> fwd, bwd, cold;
+    for (const EmbeddingPoint* e : pts) {
+      const double n = static_cast<double>(e->batch * e->pooling);
+      fwd.push_back({n, e->fwd_us});
+      bwd.push_back({n, e->bwd_us});
+      if (e->fwd_cold_us > 0) cold.push_back({n, e->fwd_cold_us});
+    }
+    if (fwd.size() < 2) continue;
+    const std::array<double, 2> x{lg(static_cast<double>(key.first)), lg(static_cast<double>(key.second))};
+    const Line f = fitLine(fwd), b = fitLine(bwd);
+    emb_fwd_row_.push_back({x, std::log(std::max(f.per_row, 1e-4))});
+    emb_fwd_fixed_.push_back({x, std::log(std::max(f.fixed, 0.1))});
+    emb_bwd_row_.push_back({x, std::log(std::max(b.per_row, 1e-4))});
+    emb_bwd_fill_.push_back({static_cast<double>(key.first * key.second) * 4, std::max(b.fixed, 0.1)});
+    if (cold.size() >= 2) emb_cold_row_.push_back({x, std::log(std::max(fitLine(cold).per_row, 1e-4))});
+  }
+  std::sort(emb_bwd_fill_.begin(), emb_bwd_fill_.end(),
+            [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
+  if (warm_.count("op:sort_int64")) fitEmbeddingBackward(both);
+}
+
+// The dense backward (sum mode) zero-fills a [rows, dim] gradient, sorts
+// the indices, then adds each looked-up bag's gradient row into its row:
+// a cost per lookup and one per distinct row (its gradient line fetched
+// and written back; repeats of a hot row hit the cache). Both distributions
+// of a table share a and b; what tells them apart is how many distinct
+// rows their lookups touch (expectedUniqueRows).
+void OpModel::fitEmbeddingBackward(const EmbeddingTables& tables) {
+  for (const auto& [key, pts] : tables) {
+    const double rows = static_cast<double>(key.first), dim = static_cast<double>(key.second);
+    const double fill = tableFillUs(rows * dim * 4);
+    std::vector<Residual> res;
+    for (const EmbeddingPoint* e : pts) {
+      const double n = static_cast<double>(e->batch * e->pooling);
+      const double r = e->bwd_us - fill - curveUs(warm_.at("op:sort_int64"), 8 * n);
+      res.push_back({n, expectedUniqueRows(rows, n, e->dist), std::max(r, 0.0)});
+    }
+    if (res.size() < 2) continue;
+    const auto [a, b] = fitLookupsAndRows(res);
+    const std::array<double, 2> x{lg(rows), lg(dim)};
+    emb_bwd_lookup_.push_back({x, a});
+    emb_bwd_unique_.push_back({x, b});
+  }
+}
+
+// Zero-filling a table's gradient: the fill curve (one write pass); a
+// table glibc maps afresh on every call also pays its first touch in the
+// benchmark (the heap model adds the replay's own).
+double OpModel::tableFillUs(double bytes) const {
+  const double pages = bytes >= HeapModel::kMmapMax ? bytes / hw_.memory.page_bytes : 0;
+  return zeroFillUs(bytes) + pages * hw_.memory.fault_us_per_page;
+}
+
+// The in-place "fill" curve (over the bytes written); profiles without it
+// take half the unary kernel's read + write.
+double OpModel::zeroFillUs(double bytes) const {
+  const auto fill = warm_.find("fill");
+  if (fill != warm_.end()) return std::max(curveUs(fill->second, bytes), hw_.dispatch_us);
+  return memoryUs("unary", 2 * bytes) / 2;
+}
+
+double OpModel::embeddingBackwardUs(double rows, double dim, double lookups) const {
+  const std::array<double, 2> x{lg(rows), lg(dim)};
+  return zeroFillUs(rows * dim * 4) + curveUs(warm_.at("op:sort_int64"), 8 * lookups) +
+         knnValue(emb_bwd_lookup_, x) * lookups +
+         knnValue(emb_bwd_unique_, x) * expectedUniqueRows(rows, lookups, dist_);
+}
+
+double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) const {
+  // forward: (weight[rows, dim], indices, offsets, ...); backward: (grad[bags,
+  // dim], indices, ..., num_weights): the table's rows are then the largest
+  // Int argument (num_weights; the others are flags, mode and padding_idx).
+  const TensorFacts* first = sh.inputArg(0);
+  const TensorFacts* idx = sh.inputArg(1);
+  if (!first || !idx || first->shape.size() != 2) return memoryUs("copy", sh.bytes());
+  double rows = static_cast<double>(first->shape[0]);
+  const double dim = static_cast<double>(first->shape[1]);
+  const double lookups = std::max(1.0, idx->numel);
+  if (backward) {
+    rows = 0;
+    for (const trace::Value* v : sh.args) {
+      if (v->kind == trace::ValueKind::kInt && v->i > 1) rows = std::max(rows, static_cast<double>(v->i));
+    }
+  }
+  if (emb_fwd_row_.empty()) return memoryUs("copy", lookups * dim * 4 * 2);
+  const std::array<double, 2> x{lg(rows), lg(dim)};
+  if (backward) {
+    if (!emb_bwd_lookup_.empty()) return embeddingBackwardUs(rows, dim, lookups);
+    return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
+  }
+  const double warm = std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
+  if (cold <= 0 || emb_cold_row_.empty()) return warm;
+  // The fixed part stays warm: a flush also evicts the code and the
+  // dispatcher's tables, which a replay calling ops back to back keeps hot.
+  const double flushed =
+      std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_cold_row_, x)) * lookups;
+  return warm + cold * std::max(0.0, flushed - warm);
+}
+
+// A reduction reads the curve of its shape family at its width: "outer"
+// (a contiguous run of `inner` outputs, each gathering a strided column)
+// or "rows" (rows of `reduced`), log-linear in log width between the two
+// nearest measured widths and clamped beyond them. A full reduction, or a
+// profile without the families, reads the "reduction" curve.
+OpEstimate OpModel::reductionEstimate(const OpShapes& sh, double cold, double l3) const {
+  const ReduceShape r = reduceShapeOf(sh);
+  const double bytes = r.valid ? r.bytes : sh.inputBytes();
+  const char* family = r.inner > 1 ? "outer" : r.outer > 1 ? "rows" : nullptr;
+  std::vector<int64_t> widths;
+  if (family) {
+    for (const int64_t w : family[0] == 'o' ? std::vector<int64_t>(std::begin(kOuterWidths), std::end(kOuterWidths))
+                                            : std::vector<int64_t>(std::begin(kRowLengths), std::end(kRowLengths))) {
+      if (warm_.count(reductionCurve(family, w))) widths.push_back(w);
+    }
+  }
+  if (widths.empty()) return {memoryUs("reduction", bytes, cold, l3), "memory:reduction", false};
+  const double width = family[0] == 'o' ? r.inner : r.reduced;
+  const auto at = [&](int64_t w) { return memoryUs(reductionCurve(family, w), bytes, cold, l3); };
+  size_t hi = 0;
+  while (hi < widths.size() && static_cast<double>(widths[hi]) < width) ++hi;
+  const std::string label = std::string("memory:reduction:") + family;
+  if (hi == 0) return {at(widths.front()), label, false};
+  if (hi == widths.size()) return {at(widths.back()), label, false};
+  const double w0 = static_cast<double>(widths[hi - 1]), w1 = static_cast<double>(widths[hi]);
+  const double f = std::log(width / w0) / std::log(w1 / w0);
+  return {std::exp((1 - f) * std::log(at(widths[hi - 1])) + f * std::log(at(widths[hi]))), label, false};
+}
+
+}  // namespace etb::predict
