@@ -5,6 +5,7 @@
 // calls leave out. Expected values come from the hand-made curves below.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/base/error.h"
@@ -101,18 +102,22 @@ TEST(CacheModel, AMeasuredRetentionCurveSetsTheColdShare) {
 
 // Three calls of 100 us and one of 500 us, repeated: median 100, so the
 // medians leave out 1 - 4 x 100 / 800 = 0.5 of the time. Catches the tally
-// not kept (0) or kept from the median only.
+// not kept (0) or kept from the median only. A preemption only adds time
+// beyond the median (0.81 at load 4 once): the least of three tallies.
 TEST(CacheModel, TheStallTallyIsTheShareOfTimeBeyondTheMedianCalls) {
-  resetStallTally();
-  int i = 0;
-  const auto spin = [&] {
-    const double until = replay::nowUs() + (i++ % 4 == 3 ? 500 : 100);
-    while (replay::nowUs() < until) {
-    }
-  };
-  i = 2;  // the two untimed warm-up calls take 2 and 3: timed groups start whole
-  medianCallUs(spin, true);
-  EXPECT_NEAR(stallShare(), 0.5, 0.08);
+  double least = 1;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    resetStallTally();
+    int i = 2;  // the two untimed warm-up calls take 2 and 3: timed groups start whole
+    const auto spin = [&] {
+      const double until = replay::nowUs() + (i++ % 4 == 3 ? 500 : 100);
+      while (replay::nowUs() < until) {
+      }
+    };
+    medianCallUs(spin, true);
+    least = std::min(least, stallShare());
+  }
+  EXPECT_NEAR(least, 0.5, 0.08);
   resetStallTally();
   EXPECT_DOUBLE_EQ(stallShare(), 0);
 }
