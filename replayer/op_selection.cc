@@ -38,6 +38,15 @@ class Selector {
       const bool in_range = n.id >= it_.begin && n.id < it_.end;
       if (isCommKind(n.kind)) {
         if (in_range) out_.push_back({i, true});
+        // A collective nested in another is a call of its own. Below a
+        // c10d:: op that is the collective itself (torch 1.13 + gloo, no
+        // record_param_comms), operators are later calls: gloo's record
+        // function ends on a worker thread and leaves the op on the calling
+        // thread's stack, so what ran next was recorded as its child, on
+        // some ranks and not others.
+        const bool later_calls = t_.name(n).rfind("c10d::", 0) == 0;
+        const auto& kids = children_[i];
+        for (size_t k = kids.size(); k-- > 0;) stack.emplace_back(kids[k], !later_calls);
         continue;
       }
       if (n.kind == trace::NodeKind::kOperator && !under_comm &&
