@@ -69,6 +69,24 @@ TEST(EtJsonBadInput, GoodSyntheticTraceLoadsWithoutRepairs) {
   EXPECT_EQ(t.nodes[0].kind, NodeKind::kRoot);
 }
 
+// torch 1.13's observer on nested tensors (nn.TransformerEncoder's fast path
+// with a padding mask, recorded by fleet_samples/wild_models.py wild_nested):
+// ops written with id 0, parent 0 and a truncated argument list, several per
+// trace. They used to stop the read ("duplicate node id 0"); now they are
+// dropped and counted, the rest of the trace intact.
+TEST(EtJsonBadInput, IdZeroNodesOfNestedTensorOpsAreDroppedAndCounted) {
+  const std::string pad = "aten::to_padded_tensor(Tensor self, float padding, int[]? output_size=None) -> Tensor";
+  const std::string text = doc(flat(3, "aten::relu", 2, "aten::relu(Tensor self) -> Tensor") + ",\n" +
+                               flat(0, "aten::to_padded_tensor", 0, pad) + ",\n" +
+                               flat(0, "aten::to_padded_tensor", 0, pad) + ",\n" + roots());
+  const Trace t = readEtJsonText(text, "nested");
+  ASSERT_EQ(t.nodes.size(), 3u);
+  for (const Node& n : t.nodes) EXPECT_NE(n.id, 0u);
+  ASSERT_EQ(t.repairs.size(), 1u);
+  EXPECT_NE(t.repairs[0].what.find("2 node(s) with id 0 dropped"), std::string::npos) << t.repairs[0].what;
+  errorOf(text, /*strict=*/true);
+}
+
 TEST(EtJsonBadInput, TruncatedTailIsCutBackAndRecorded) {
   const std::string full = doc(flat(3, "a", 2) + ",\n" + flat(4, "b", 2) + ",\n" + roots());
   const std::string cut = full.substr(0, full.find("\"id\": 4") + 12);  // mid node 4
