@@ -256,7 +256,57 @@ def buildWildInfer(gen):
                    {"batch": batch, "seq": seq, "d_model": d_model}, "no backward, no optimizer")
 
 
+def buildWildLosses(gen):
+    batch, classes, image, dim = _sized(batch=2, classes=5, image=16, dim=8)
+    seg = nn.Conv2d(3, classes, 3, padding=1)
+    proj = nn.Linear(dim, dim)
+    model = nn.ModuleList([seg, proj])
+    x = torch.randn(batch, 3, image, image, generator=gen)
+    y = torch.randint(0, classes, (batch, image, image), generator=gen)
+    y[0, :2] = -100
+    weight = torch.rand(classes, generator=gen) + 0.5
+    a, p, n = (torch.randn(4, dim, generator=gen) for _ in range(3))
+    opt = torch.optim.RAdam(model.parameters(), lr=1e-3)
+
+    def loss():
+        logits = seg(x)
+        l1 = F.cross_entropy(logits, y, weight=weight)  # nll_loss2d with ignore_index
+        probs = logits.softmax(1)
+        l2 = F.kl_div(probs.log(), torch.full_like(probs, 1.0 / classes), reduction="batchmean")
+        l3 = torch.logsumexp(logits, 1).mean() + probs.cumsum(1)[:, -1].mean()
+        e = proj(a)
+        l4 = F.triplet_margin_loss(e, proj(p), proj(n)) + F.huber_loss(e, a)
+        cov = e.T @ e + torch.eye(dim)
+        l5 = torch.linalg.cholesky(cov).diagonal().log().sum() * 1e-3 \
+            + torch.linalg.solve(cov, e.T).sum() * 1e-3
+        drop = torch.distributions.Bernoulli(probs=torch.full((dim,), 0.9)).sample()
+        idx = torch.multinomial(probs[0, :, 0, 0], 3, replacement=True)
+        return l1 + l2 + l3 + l4 + l5 + (e * drop).mean() + logits[0, idx].mean() * 0
+    return _sample(model, _plainStep(model, opt, loss),
+                   "segmentation cross-entropy (nll_loss2d: class weights, ignore_index), kl_div, "
+                   "logsumexp, cumsum, triplet margin and Huber losses, linalg cholesky/solve, "
+                   "Bernoulli sampling, multinomial, RAdam",
+                   {"batch": batch, "classes": classes, "image": image}, "losses and linalg")
+
+
+def buildWildNested(gen):
+    batch, seq, d_model = _sized(batch=4, seq=16, d_model=32)
+    layer = nn.TransformerEncoderLayer(d_model, 4, 2 * d_model, batch_first=True)
+    model = nn.TransformerEncoder(layer, 2).eval()  # enable_nested_tensor: padding goes nested
+    x = torch.randn(batch, seq, d_model, generator=gen)
+    pad = torch.arange(seq)[None, :] >= torch.tensor([seq, seq - 3, seq // 2, 5])[:, None]
+
+    def step():
+        with torch.inference_mode():
+            model(x, src_key_padding_mask=pad).sum()
+    return _sample(model, step,
+                   "inference_mode TransformerEncoder with a key-padding mask: the fast path "
+                   "converts the batch to a nested tensor and back",
+                   {"batch": batch, "seq": seq, "d_model": d_model}, "nested tensors")
+
+
 BUILDERS = {"wild_unet": buildWildUnet, "wild_gnn": buildWildGnn,
             "wild_seq2seq": buildWildSeq2seq, "wild_vae": buildWildVae,
             "wild_f64": buildWildF64, "wild_inplace": buildWildInplace,
-            "wild_accum": buildWildAccum, "wild_infer": buildWildInfer}
+            "wild_accum": buildWildAccum, "wild_infer": buildWildInfer,
+            "wild_losses": buildWildLosses, "wild_nested": buildWildNested}
