@@ -11,6 +11,16 @@ bool isReduced(at::ScalarType st) { return st == at::kHalf || st == at::kBFloat1
 
 bool isReducedTensor(const at::Tensor& t) { return t.defined() && isReduced(t.scalar_type()); }
 
+// The schema's own type: the dispatcher's type() of a ScalarType argument
+// is int.
+bool isScalarTypeArg(const c10::Argument& arg) {
+  c10::TypePtr type = arg.real_type();
+  if (type->kind() == c10::TypeKind::OptionalType) {
+    type = type->castRaw<c10::OptionalType>()->getElementType();
+  }
+  return type->kind() == c10::TypeKind::ScalarTypeType;
+}
+
 // A widened input and the tensor it came from.
 struct Widened {
   at::Tensor original;
@@ -73,14 +83,6 @@ class Widener {
     return elem->kind() == c10::TypeKind::OptionalType;
   }
 
-  static bool isScalarTypeArg(const c10::Argument& arg) {
-    c10::TypePtr type = arg.type();
-    if (type->kind() == c10::TypeKind::OptionalType) {
-      type = type->castRaw<c10::OptionalType>()->getElementType();
-    }
-    return type->kind() == c10::TypeKind::ScalarTypeType;
-  }
-
   std::vector<Widened> widened_;
 };
 
@@ -121,7 +123,14 @@ bool isTransposedConv(const c10::OperatorHandle& op, const std::vector<ArgSource
 }
 }  // namespace
 
-bool hasReducedFloat(const std::vector<c10::IValue>& stack) {
+bool hasReducedFloat(const c10::OperatorHandle& op, const std::vector<c10::IValue>& stack) {
+  const std::vector<c10::Argument>& args = op.schema().arguments();
+  for (size_t i = 0; i < stack.size() && i < args.size(); ++i) {
+    if (stack[i].isInt() && isScalarTypeArg(args[i]) &&
+        isReduced(static_cast<at::ScalarType>(stack[i].toInt()))) {
+      return true;
+    }
+  }
   for (const c10::IValue& v : stack) {
     if (v.isTensor() && isReducedTensor(v.toTensor())) return true;
     if (v.isList()) {

@@ -17,8 +17,9 @@
 
 namespace etb::replay::detail {
 
-// True when the boxed arguments hold a defined Half or BFloat16 tensor.
-bool hasReducedFloat(const std::vector<c10::IValue>& stack);
+// True when the boxed arguments of `op` hold a defined Half or BFloat16
+// tensor, or ask for one by a ScalarType argument (eye, zeros, arange).
+bool hasReducedFloat(const c10::OperatorHandle& op, const std::vector<c10::IValue>& stack);
 
 // Calls `op` on `stack` (its arguments) with every Half/BFloat16 tensor and
 // ScalarType argument widened to float32. Inputs the op mutated get the

@@ -146,6 +146,27 @@ TEST(Coverage, Bf16TransposedConvolutionGivesTheRecordedShape) {
   }
 }
 
+// A factory asked for bf16 by its dtype argument (torch.eye in a bf16
+// trace; libtorch 1.13 has no CPU eye for BFloat16) has no tensor input to
+// widen: it must still run in float32 and be cast back, not be skipped (its
+// zeros then made a later cholesky fail too). 15 = at::kBFloat16.
+TEST(Coverage, Bf16FactoryByDtypeArgumentRunsInFloat32) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto eye = b.tensor({4, 4}, DType::kBFloat16);
+  b.op("aten::eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None) -> Tensor",
+       {trace::makeInt(t, 4), trace::makeInt(t, 15), trace::makeNone(t), trace::makeNone(t),
+        trace::makeBool(t, false)},
+       {eye});
+  ReplayDiagnostics diag;
+  const ReplayResult r = replay(b.finish(), &diag);
+  EXPECT_EQ(r.coverage.replayed, 1u) << (r.coverage.skipped_ops.empty() ? "" : r.coverage.skipped_ops[0].reason);
+  EXPECT_EQ(r.coverage.fallback_fp32, 1u);
+  EXPECT_EQ(diag.outputs_checked, 1u);
+  EXPECT_TRUE(diag.output_mismatches.empty()) << firstMismatch(diag);
+}
+
 // set_(self, <Storage>, offset, size, stride) as a DataLoader records it:
 // self becomes a view of the output's storage; a later op reads it.
 TEST(Coverage, StorageArgumentTakesTheRecordedOutputStorage) {
