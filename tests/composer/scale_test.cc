@@ -145,6 +145,27 @@ TEST(Dtype, Bf16TransposedConvolutionPassesTheShapeCheck) {
   EXPECT_NO_THROW(checkShapes(bf16));
 }
 
+// dist.all_gather of one loss per rank (wild_ddp.py) at 4 ranks has 4
+// elements in all: at 8 ranks the kept full size cannot be resharded. The
+// refusal must name the node and say why, not only that 4 does not divide.
+TEST(WorldSize, PerRankAllGatherThatCannotReshardSaysWhy) {
+  test::TraceBuilder b;
+  trace::CommInfo c;
+  c.type = trace::CommType::kAllGather;
+  c.in_elems = 1;
+  c.out_elems = 4;
+  c.dtype = trace::DType::kFloat;
+  const trace::NodeId id = b.collective(50, c);
+  const trace::Trace t = b.finish();
+  try {
+    changeWorldSize({t, t, t, t}, 8);
+    ADD_FAILURE() << "a 4-element all_gather was resharded over 8 ranks";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.loc().node_id, id);
+    EXPECT_NE(std::string(e.what()).find("per-rank values"), std::string::npos) << e.what();
+  }
+}
+
 TEST(WorldSize, Ddp2ToFourKeepsGradientBuckets) {
   std::vector<trace::Trace> in;
   for (int r = 0; r < 2; ++r) {
