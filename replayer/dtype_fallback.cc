@@ -160,8 +160,8 @@ std::string reducedFloatDefect(const trace::Trace& t, const trace::Node& n,
     const trace::DType d = t.tensors[v.tensor].dtype;
     if (d == trace::DType::kBFloat16 || d == trace::DType::kHalf) reduced = d;
   }
-  if (reduced == trace::DType::kUnknown || !transposedConvBrokenFor(reduced) ||
-      !isTransposedConv(op, args)) {
+  if (reduced == trace::DType::kUnknown || !isTransposedConv(op, args) ||
+      !transposedConvBrokenFor(reduced)) {
     return "";
   }
   return "this libtorch's CPU transposed convolution in " + std::string(trace::dtypeName(reduced)) +
