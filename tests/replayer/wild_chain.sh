@@ -10,8 +10,10 @@
 #   a 4-rank DDP step over gloo (find_unused_parameters, broadcast, all_gather, barrier) under
 #   mpirun with each rank's profiler file: every rank replays every collective.
 # Planted faults it catches: a bf16 transposed convolution run by libtorch 1.13's CPU kernel
-# (wild_unet --dtype bf16: wrong shapes, an op skipped); collectives dropped below a
-# mis-parented c10d op (wild_ddp: a hang, caught by the timeout, or ranks' counts differ).
+# (wild_unet --dtype bf16: wrong shapes, an op skipped); random LU pivots (wild_losses: the
+# linalg.solve backward skipped); a bf16 factory (eye) not sent to float32 (wild_losses bf16);
+# collectives dropped below a mis-parented c10d op (wild_ddp: a hang, caught by the timeout,
+# or ranks' counts differ).
 # Exit 77 (skipped) without torch.
 set -u
 build=$1 src=$2 work=$3
@@ -51,7 +53,7 @@ sys.exit(1 if bad else 0)
 PY
 }
 
-for m in wild_unet wild_gnn wild_seq2seq; do
+for m in wild_unet wild_gnn wild_seq2seq wild_losses; do
   d=$work/$m t=$work/$m/$m.et.json.gz
   "$py" "$src/fleet_samples/record.py" --model "$m" --out-dir "$d" --warmup 1 --iters 1 \
     > "$d.record.log" 2>&1 || { cat "$d.record.log"; fail "recording $m"; continue; }
