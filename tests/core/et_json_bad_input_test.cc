@@ -241,3 +241,43 @@ TEST(EtJsonFleet, Gloo113DdpGetsCollectivesFromC10dOps) {
 }
 }  // namespace
 }  // namespace etb::trace
+
+namespace etb::trace {
+namespace {
+// torch 1.13 names c10d ops' arguments _0, _1, ...: allgather_ takes its
+// output lists first, so the first tensor argument is not the input (a
+// 4-rank dist.all_gather of one loss per rank was read as 4 elements in and
+// 4 out, replayed as 16 floats per rank, and every et_compose of the trace
+// failed its size rule). broadcast_'s root is its third argument.
+TEST(EtJsonFleet, Gloo113PositionalC10dArgumentsByTheirNames) {
+  auto t1 = [](int id) {
+    return "[" + std::to_string(id) + "," + std::to_string(id + 1) + ",0,1,4,\"cpu\"]";
+  };
+  const std::string gather =
+      "c10d::allgather_(Tensor[][] _0, Tensor[] _1, __torch__.torch.classes.c10d.ProcessGroup _2, "
+      "int _3) -> (Tensor[][] _0, __torch__.torch.classes.c10d.Work _1)";
+  const std::string bcast =
+      "c10d::broadcast_(Tensor[] _0, __torch__.torch.classes.c10d.ProcessGroup _1, int _2, int _3, "
+      "int _4) -> (Tensor[] _0, __torch__.torch.classes.c10d.Work _1)";
+  const std::string text = doc(
+      flat(3, "c10d::allgather_", 2, gather, 1,
+           "[[[" + t1(10) + "," + t1(12) + "," + t1(14) + "," + t1(16) + "]],[" + t1(20) + "],\"<Object>\",-1]",
+           "[\"GenericList[GenericList[Tensor(float),Tensor(float),Tensor(float),Tensor(float)]]\","
+           "\"GenericList[Tensor(float)]\",\"Object\",\"Int\"]",
+           "[[[[1],[1],[1],[1]]],[[1]],[],[]]") +
+      ",\n" +
+      flat(4, "c10d::broadcast_", 2, bcast, 1, "[[" + t1(30) + "],\"<Object>\",2,0,-1]",
+           "[\"GenericList[Tensor(float)]\",\"Object\",\"Int\",\"Int\",\"Int\"]", "[[[1]],[],[],[],[]]") +
+      ",\n" + roots());
+  const Trace t = readEtJsonText(text, "gloo113");
+  ASSERT_EQ(t.comms.size(), 2u);
+  const CommInfo& g = t.comms[static_cast<size_t>(t.find(3)->comm)];
+  EXPECT_EQ(g.type, CommType::kAllGather);
+  EXPECT_EQ(g.in_elems, 1u);
+  EXPECT_EQ(g.out_elems, 4u);
+  const CommInfo& b = t.comms[static_cast<size_t>(t.find(4)->comm)];
+  EXPECT_EQ(b.type, CommType::kBroadcast);
+  EXPECT_EQ(b.root, 2);
+}
+}  // namespace
+}  // namespace etb::trace
