@@ -5,7 +5,8 @@
 // thread, so ops the main thread ran after a c10d::allreduce_ were recorded
 // as its children on some ranks and not on others (a find_unused_parameters
 // DDP step at 4 ranks: ranks 0-2 had the used-parameter bitmap's
-// all_reduce under the bucket's, rank 3 at top level). Each rank must still
+// all_reduce under the bucket's, rank 3 at top level; in another recording
+// rank 3 had it under an aten::copy_). Each rank must still
 // run every collective and every op, or the ranks' sequences part and the
 // replay hangs.
 #include <gtest/gtest.h>
@@ -50,19 +51,24 @@ std::string allreduce(int id, int parent, int tensor_id, int numel) {
               "[\"Tensor(float)\"]");
 }
 
-// One step's tail in exit order; `nested` puts the copy_ and the second
-// all_reduce under the first, as ranks 0-2 recorded them.
-trace::Trace step(bool nested) {
-  const int p = nested ? 10 : 3;
+enum class Nesting { kFlat, kUnderCollective, kUnderOp };
+
+// One step's tail in exit order. kUnderCollective puts the copy_ and the
+// second all_reduce under the first (ranks 0-2 of one recording);
+// kUnderOp puts the second all_reduce under the copy_ (rank 3 of another).
+trace::Trace step(Nesting nesting) {
+  const int p = nesting == Nesting::kUnderCollective ? 10 : 3;
+  const int q = nesting == Nesting::kUnderOp ? 20 : p;
   const std::string body =
       node(3, "ProfilerStep#3", 2, "", "[]", "[]") + allreduce(10, 3, 50, 4680) +
+      allreduce(30, q, 70, 6) +
       node(20, "aten::copy_", p, kCopy, "[" + tensor(60, 6) + "," + tensor(61, 6) + ",false]",
            "[\"Tensor(float)\",\"Tensor(float)\",\"Bool\"]") +
-      allreduce(30, p, 70, 6) + node(2, "[pytorch|profiler|execution_graph|thread]", 1, "", "[]", "[]") +
+      node(2, "[pytorch|profiler|execution_graph|thread]", 1, "", "[]", "[]") +
       node(1, "[pytorch|profiler|execution_graph|process]", 1, "", "[]", "[]");
   const std::string text = "{\"schema\": \"1.0.1\", \"pid\": 7, \"time\": \"t\", \"start_ts\": 1, "
                            "\"nodes\": [\n" + body.substr(0, body.size() - 2) + "\n], \"finish_ts\": 2}";
-  return trace::readEtJsonText(text, nested ? "nested" : "flat");
+  return trace::readEtJsonText(text, "nesting" + std::to_string(static_cast<int>(nesting)));
 }
 
 std::map<std::string, int> selectedNames(const trace::Trace& t) {
@@ -74,10 +80,10 @@ std::map<std::string, int> selectedNames(const trace::Trace& t) {
 }
 
 TEST(OpSelection, Gloo113MisParentedOpsAndCollectivesAreSelectedOnEveryRank) {
-  const trace::Trace flat = step(false), nested = step(true);
   const std::map<std::string, int> want = {{"aten::copy_", 1}, {"c10d::allreduce_", 2}};
-  EXPECT_EQ(selectedNames(flat), want);
-  EXPECT_EQ(selectedNames(nested), want);
+  EXPECT_EQ(selectedNames(step(Nesting::kFlat)), want);
+  EXPECT_EQ(selectedNames(step(Nesting::kUnderCollective)), want);
+  EXPECT_EQ(selectedNames(step(Nesting::kUnderOp)), want);
 }
 
 }  // namespace

@@ -8,12 +8,14 @@
 #   back, each replayed with the same coverage; et_compose --repeat 2 (re-read by et_inspect,
 #   replayed: twice the operators) and --dtype bf16 to Chakra (replayed, --verify);
 #   a 4-rank DDP step over gloo (find_unused_parameters, broadcast, all_gather, barrier) under
-#   mpirun with each rank's profiler file: every rank replays every collective.
+#   mpirun with each rank's profiler file: every rank replays every collective; and
+#   et_compose --repeat 2 of the 4 ranks, replayed under mpirun.
 # Planted faults it catches: a bf16 transposed convolution run by libtorch 1.13's CPU kernel
 # (wild_unet --dtype bf16: wrong shapes, an op skipped); random LU pivots (wild_losses: the
 # linalg.solve backward skipped); a bf16 factory (eye) not sent to float32 (wild_losses bf16);
 # collectives dropped below a mis-parented c10d op (wild_ddp: a hang, caught by the timeout,
-# or ranks' counts differ).
+# or ranks' counts differ); torch 1.13's c10d outputs taken for inputs (wild_ddp --repeat 2
+# refused by the all_gather size rule).
 # Exit 77 (skipped) without torch.
 set -u
 build=$1 src=$2 work=$3
@@ -88,6 +90,16 @@ sys.exit(0 if ok else 1)
 PY
   else
     tail -5 "$d.log"; fail "wild_ddp4: mpirun et_replay failed or hung"
+  fi
+  # Two chained copies of every rank's step: the collectives' size rules hold
+  # (dist.all_gather of one loss per rank: 1 element in, 4 out).
+  if "$compose" "$d/wild_ddp4.rank%d.et.json.gz" --repeat 2 -o "$d/x2.rank%d.json.gz" > "$d.x2.log" 2>&1; then
+    timeout 300 mpirun -np 4 --oversubscribe "$replay" "$d/x2.rank%d.json.gz" --threads 1 --warmup 0 \
+      --iters 1 --verify --quiet --report-json "$d.x2.json" > "$d.x2.run" 2>&1 || fail "wild_ddp4 x2: mpirun et_replay"
+    "$py" -c "import json,sys; c=json.load(open(sys.argv[1]))['coverage']; print('%-28s %5d/%-5d collectives %d/%d' % ('wild_ddp4.x2 (rank 0)', c['replayed'], c['operators'], c['comms_replayed'], c['comms'])); sys.exit(0 if c['comms_replayed'] == c['comms'] == 12 else 1)" \
+      "$d.x2.json" || fail "wild_ddp4 x2: collectives"
+  else
+    grep -m3 error "$d.x2.log"; fail "wild_ddp4: et_compose --repeat 2"
   fi
 else
   tail -5 "$d.record.log"; fail "recording wild_ddp4"
