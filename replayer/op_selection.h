@@ -23,7 +23,8 @@ trace::Iteration chooseIteration(const trace::Trace& trace, int k);
 // Walks the call tree from the roots in id order. Selects the top-most
 // kOperator on each path whose id lies in `it` (its children are not
 // replayed: they run inside it), and every collective, p2p and wait node
-// (handed to the communicator), nested ones too. Labels, roots, markers
+// (handed to the communicator) wherever it lies, below a collective or a
+// selected operator too (torch 1.13 + gloo mis-parents them). Labels, roots, markers
 // and metadata are traversed; operators under c10d:: / record_param_comms
 // are not selected (the communicator stands for them), except below a
 // c10d:: op that is itself the collective (torch 1.13 + gloo), whose
