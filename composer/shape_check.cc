@@ -13,6 +13,7 @@
 #include "replayer/arg_decoder.h"
 #include "replayer/cpu_rewrites.h"
 #include "replayer/data_rules.h"
+#include "replayer/dtype_fallback.h"
 #include "replayer/op_plan.h"
 #include "replayer/op_selection.h"
 
@@ -26,7 +27,7 @@ using trace::Value;
 
 constexpr std::string_view kMeta = "meta";
 constexpr std::string_view kCpu = "cpu (no meta kernel)";
-constexpr std::string_view kCpuStandin = "cpu as float32 (no meta kernel, dtype unsupported on cpu)";
+constexpr std::string_view kCpuStandin = "cpu as float32 (no meta kernel, dtype unsupported or wrong on cpu)";
 constexpr std::string_view kCommRule = "collective size rule";
 
 std::string shapeText(c10::IntArrayRef xs) {
@@ -285,11 +286,18 @@ std::string Checker::compareOutputs(const Node& n, const c10::OperatorHandle& op
 }
 
 // The CPU run for an op without a meta kernel; float32 stands in for a
-// reduced-precision dtype the CPU kernel lacks.
+// reduced-precision dtype the CPU kernel lacks (whatever its message says:
+// "multinomial is not implemented for half on CPU") or gets wrong.
 std::string_view Checker::onCpu(const Node& n, const c10::OperatorHandle& op,
                                 const std::vector<ArgSource>& args, std::string* err) {
-  *err = runOn(n, op, args, at::Device(at::kCPU));
-  if (!isUnsupportedDtype(*err)) return kCpu;
+  const bool wrong = !replay::detail::reducedFloatDefect(t_, n, op, args).empty();
+  bool reduced = false;
+  for (uint32_t ti : slot_tensor_) {
+    const trace::DType d = t_.tensors[ti].dtype;
+    reduced = reduced || d == trace::DType::kHalf || d == trace::DType::kBFloat16;
+  }
+  if (!wrong) *err = runOn(n, op, args, at::Device(at::kCPU));
+  if (!wrong && (err->empty() || (*err)[0] != '!' || !reduced)) return kCpu;
   *err = runOn(n, op, args, at::Device(at::kCPU), true);
   return kCpuStandin;
 }

@@ -208,7 +208,10 @@ class RankBuilder {
 
   void need(const Node& node, bool ok, uint64_t elems, uint64_t n) {
     if (!ok) {
-      ETB_INPUT_ERROR(locOf(t_, node), "message of ", elems, " elements does not divide by the new group size ", n);
+      ETB_INPUT_ERROR(locOf(t_, node), "message of ", elems, " elements does not divide by the new group size ", n,
+                      ": all_gather and reduce_scatter keep their full size and reshard it (FSDP's "
+                      "parameters), which a gather of per-rank values (dist.all_gather of a loss) "
+                      "does not allow; choose a world size that divides it");
     }
   }
 

@@ -311,3 +311,9 @@ SIZED = set(BUILDERS)
 # lack, recorded on demand (`record.py --model zoo_<name> --out-dir DIR`), not committed.
 import zoo_models  # noqa: E402  (imports Sample from this module)
 BUILDERS.update(zoo_models.BUILDERS)
+
+# Workloads found missing by a sweep over all tools (fleet_samples/wild_models.py); they read
+# SIZES too.
+import wild_models  # noqa: E402
+BUILDERS.update(wild_models.BUILDERS)
+SIZED.update(wild_models.BUILDERS)

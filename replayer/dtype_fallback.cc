@@ -3,11 +3,23 @@
 
 #include <ATen/ATen.h>
 
+#include <string_view>
+
 namespace etb::replay::detail {
 namespace {
 bool isReduced(at::ScalarType st) { return st == at::kHalf || st == at::kBFloat16; }
 
 bool isReducedTensor(const at::Tensor& t) { return t.defined() && isReduced(t.scalar_type()); }
+
+// The schema's own type: the dispatcher's type() of a ScalarType argument
+// is int.
+bool isScalarTypeArg(const c10::Argument& arg) {
+  c10::TypePtr type = arg.real_type();
+  if (type->kind() == c10::TypeKind::OptionalType) {
+    type = type->castRaw<c10::OptionalType>()->getElementType();
+  }
+  return type->kind() == c10::TypeKind::ScalarTypeType;
+}
 
 // A widened input and the tensor it came from.
 struct Widened {
@@ -71,19 +83,54 @@ class Widener {
     return elem->kind() == c10::TypeKind::OptionalType;
   }
 
-  static bool isScalarTypeArg(const c10::Argument& arg) {
-    c10::TypePtr type = arg.type();
-    if (type->kind() == c10::TypeKind::OptionalType) {
-      type = type->castRaw<c10::OptionalType>()->getElementType();
-    }
-    return type->kind() == c10::TypeKind::ScalarTypeType;
-  }
-
   std::vector<Widened> widened_;
 };
+
+// True when this libtorch's CPU conv_transpose1d in `st` fails or differs
+// from float32 on a case a plain convolution cannot get right (1 -> 2
+// channels, stride 2).
+bool transposedConvBroken(at::ScalarType st) {
+  const at::Tensor x = at::arange(4, at::kFloat).reshape({1, 1, 4});
+  const at::Tensor w = at::arange(1, 5, at::kFloat).reshape({1, 2, 2});
+  const at::Tensor want = at::conv_transpose1d(x, w, {}, 2);
+  try {
+    const at::Tensor got = at::conv_transpose1d(x.to(st), w.to(st), {}, 2);
+    return got.sizes() != want.sizes() || !at::allclose(got.to(at::kFloat), want, 0.05, 0.05);
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
+bool transposedConvBrokenFor(trace::DType dtype) {
+  static const bool bf16 = transposedConvBroken(at::kBFloat16);
+  static const bool half = transposedConvBroken(at::kHalf);
+  return dtype == trace::DType::kBFloat16 ? bf16 : dtype == trace::DType::kHalf && half;
+}
+
+// conv_transpose{1,2,3}d, or aten::convolution and its relatives called
+// with transposed=true.
+bool isTransposedConv(const c10::OperatorHandle& op, const std::vector<ArgSource>& args) {
+  const std::string_view name = op.schema().name();
+  if (name.rfind("aten::conv_transpose", 0) == 0) return true;
+  if (name.rfind("aten::convolution", 0) != 0 && name != "aten::_convolution") return false;
+  const auto& schema_args = op.schema().arguments();
+  for (size_t i = 0; i < schema_args.size() && i < args.size(); ++i) {
+    if (schema_args[i].name() == "transposed") {
+      return args[i].kind == ArgKind::kConst && args[i].value.isBool() && args[i].value.toBool();
+    }
+  }
+  return false;
+}
 }  // namespace
 
-bool hasReducedFloat(const std::vector<c10::IValue>& stack) {
+bool hasReducedFloat(const c10::OperatorHandle& op, const std::vector<c10::IValue>& stack) {
+  const std::vector<c10::Argument>& args = op.schema().arguments();
+  for (size_t i = 0; i < stack.size() && i < args.size(); ++i) {
+    if (stack[i].isInt() && isScalarTypeArg(args[i]) &&
+        isReduced(static_cast<at::ScalarType>(stack[i].toInt()))) {
+      return true;
+    }
+  }
   for (const c10::IValue& v : stack) {
     if (v.isTensor() && isReducedTensor(v.toTensor())) return true;
     if (v.isList()) {
@@ -103,6 +150,22 @@ void callInFloat32(const c10::OperatorHandle& op, std::vector<c10::IValue>& stac
   }
   op.callBoxed(stack);
   w.narrowBack(stack);
+}
+
+std::string reducedFloatDefect(const trace::Trace& t, const trace::Node& n,
+                               const c10::OperatorHandle& op, const std::vector<ArgSource>& args) {
+  trace::DType reduced = trace::DType::kUnknown;
+  for (const trace::Value& v : n.inputs) {
+    if (v.kind != trace::ValueKind::kTensor) continue;
+    const trace::DType d = t.tensors[v.tensor].dtype;
+    if (d == trace::DType::kBFloat16 || d == trace::DType::kHalf) reduced = d;
+  }
+  if (reduced == trace::DType::kUnknown || !isTransposedConv(op, args) ||
+      !transposedConvBrokenFor(reduced)) {
+    return "";
+  }
+  return "this libtorch's CPU transposed convolution in " + std::string(trace::dtypeName(reduced)) +
+         " fails or gives wrong results (probed)";
 }
 
 }  // namespace etb::replay::detail

@@ -180,7 +180,7 @@ bool Executor::call(PlanStep& step, std::string* error) {
 bool Executor::tryFloat32(PlanStep& step, const std::string& error) {
   if (step.fp32 || !plan_.device.is_cpu()) return false;
   pushArgs(step);
-  if (!hasReducedFloat(stack_)) return false;
+  if (!hasReducedFloat(*step.op, stack_)) return false;
   step.fp32 = true;
   std::string ignored;
   if (!call(step, &ignored)) {

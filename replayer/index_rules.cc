@@ -154,6 +154,21 @@ void applyPackedLengths(const trace::Trace& t, const trace::Node& n, const PlanS
   if (r.numel == lengths.size()) plan.leaf_init[leaf].values = std::move(lengths);
 }
 
+// LU pivots (linalg_lu_solve, lu_solve, lu_unpack; a linalg.solve's
+// backward reads its forward's) are 1-based row numbers: the kernels check
+// that each lies in [1, n] for an LU of n rows.
+void applyPivots(const trace::Trace& t, const trace::Node& n, const PlanStep& step, Plan& plan) {
+  const std::vector<c10::Argument>& args = step.op->schema().arguments();
+  int lu = kNone, pivots = kNone;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name() == "LU" || args[i].name() == "LU_data") lu = static_cast<int>(i);
+    if (args[i].name() == "pivots" || args[i].name() == "LU_pivots") pivots = static_cast<int>(i);
+  }
+  if (lu == kNone || pivots == kNone) return;
+  const int64_t rows = sizeAt(shapeOf(t, n, lu), -2);
+  if (rows > 0) narrow(plan, argSlot(step, pivots), 1, rows + 1, false);
+}
+
 // tensor_range: {"<flattened input tensor index>": [min, max], ...}.
 void applyTensorRange(const trace::Trace& t, const trace::Node& n,
                       const PlanStep& step, Plan& plan) {
@@ -191,6 +206,7 @@ void applyIndexRules(const trace::Trace& trace, const trace::Node& node,
     if (r.op == name) applyRule(trace, node, r, step, plan);
   }
   if (name == "aten::_pack_padded_sequence") applyPackedLengths(trace, node, step, plan);
+  if (step.op) applyPivots(trace, node, step, plan);
   if (name == "aten::fused_moving_avg_obs_fake_quant" ||
       name == "aten::_fused_moving_avg_obs_fq_helper") {
     // running_min <= running_max, or choosing quantization parameters faults

@@ -6,6 +6,7 @@
 #include "replayer/arg_decoder.h"
 #include "replayer/cpu_rewrites.h"
 #include "replayer/data_rules.h"
+#include "replayer/dtype_fallback.h"
 #include "replayer/index_rules.h"
 #include "replayer/op_plan.h"
 
@@ -198,6 +199,17 @@ class PlanBuilder {
     return true;
   }
 
+  // A CPU kernel that runs but cannot be trusted with the recorded
+  // Half/BFloat16 is never called: the op runs in float32 from the first
+  // call, listed with the other float32 fallbacks.
+  void markFloat32(PlanStep& step, const trace::Node& n) {
+    const std::string why = reducedFloatDefect(t_, n, *step.op, step.args);
+    if (why.empty()) return;
+    step.fp32 = true;
+    ++plan_.coverage.fallback_fp32;
+    plan_.coverage.fallback_ops.push_back({n.id, step.name, why});
+  }
+
   void addOp(PlanStep& step) {
     ++plan_.coverage.operators;
     if (addNoop(step)) return;
@@ -218,6 +230,7 @@ class PlanBuilder {
     step.index_bounds = indexBounds(t_, n, step);
     step.mask_count = recordedMaskCount(t_, n, step.name);
     step.autocast = autocastDtype(t_, n, children_[step.node]);
+    if (o_.device.is_cpu()) markFloat32(step, n);
     bindOutputs(step);
     traceValueSources(step, plan_);
   }

@@ -225,6 +225,22 @@ bool oneOf(std::string_view s, std::initializer_list<std::string_view> names) {
   return std::find(names.begin(), names.end(), s) != names.end();
 }
 
+// torch 1.13 names its c10d ops' arguments _0, _1, ...; their names in its
+// Ops.cpp, so that outputs (which come first) are not taken for inputs.
+std::vector<std::string_view> positionalNames(std::string_view op) {
+  if (oneOf(op, {"c10d::allgather_", "c10d::reduce_scatter_", "c10d::alltoall_"})) {
+    return {"output_tensors", "input_tensors"};
+  }
+  if (oneOf(op, {"c10d::gather_", "c10d::scatter_"})) {
+    return {"output_tensors", "input_tensors", "pg", "root_rank"};
+  }
+  if (op == "c10d::broadcast_") return {"tensors", "pg", "root_rank"};
+  if (op == "c10d::reduce_") return {"tensors", "pg", "reduce_op", "root_rank"};
+  if (op == "c10d::send") return {"tensors", "pg", "dstRank"};
+  if (op == "c10d::recv_") return {"tensors", "pg", "srcRank"};
+  return {};
+}
+
 bool hasTensor(const Value& v) {
   if (v.kind == ValueKind::kTensor) return true;
   return std::any_of(v.items.begin(), v.items.end(), hasTensor);
@@ -239,7 +255,11 @@ bool commFromC10dOp(Trace& t, const Node& n, CommInfo* out) {
   c.raw_name = t.strings.intern(name.substr(name.find("::") + 2));
   c.coalesced = name.find("coalesced") != std::string_view::npos;
   c.is_p2p = c.type == CommType::kSend || c.type == CommType::kRecv;
-  const std::vector<std::string_view> args = argNames(t.str(n.op_schema));
+  std::vector<std::string_view> args = argNames(t.str(n.op_schema));
+  if (!args.empty() && args[0] == "_0") {
+    const std::vector<std::string_view> real = positionalNames(name);
+    std::copy_n(real.begin(), std::min(real.size(), args.size()), args.begin());
+  }
   const Value* in = nullptr;
   const Value* outv = nullptr;
   for (size_t i = 0; i < n.inputs.size() && i < args.size(); ++i) {

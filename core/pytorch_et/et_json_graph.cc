@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Structural checks and repairs on the decoded node list.
+#include <cstddef>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -35,8 +36,28 @@ void repairOrThrow(Trace& t, const ReadOptions& options, NodeId node, std::strin
   }
 }
 
+namespace {
+// torch 1.13's observer writes an op it cannot record (one that takes a
+// nested tensor: nn.TransformerEncoder's fast path under a padding mask)
+// with id 0, parent 0 and a truncated argument list. The op that called it
+// was recorded and replays it, so these are dropped, counted. Sorted by id,
+// they are the first nodes.
+void dropIdZero(Trace& t, const ReadOptions& options) {
+  size_t n = 0;
+  while (n < t.nodes.size() && t.nodes[n].id == 0) ++n;
+  if (n == 0) return;
+  repairOrThrow(t, options, 0,
+                std::to_string(n) + " node(s) with id 0 dropped (first: " +
+                    std::string(t.name(t.nodes[0])) +
+                    "): torch 1.13's observer writes ops on nested tensors so, without their "
+                    "arguments; their callers replay them");
+  t.nodes.erase(t.nodes.begin(), t.nodes.begin() + static_cast<std::ptrdiff_t>(n));
+}
+}  // namespace
+
 void checkGraph(Trace& t, const ReadOptions& options) {
   SourceLoc loc{t.path};
+  dropIdZero(t, options);
   for (size_t i = 1; i < t.nodes.size(); ++i) {
     if (t.nodes[i].id == t.nodes[i - 1].id) {
       loc.node_id = t.nodes[i].id;

@@ -107,6 +107,21 @@ bool sameOp(const Entry& a, const Entry& b) {
   return a.type == b.type && a.dtype == b.dtype && a.elems == b.elems && a.root == b.root;
 }
 
+// torch 1.13's c10d ops record their process group as an opaque
+// "<Object>": with sub-groups in the trace, such a collective is taken as
+// the world's, and sub-group calls part the ranks' world sequences.
+std::string unrecordedGroupHint(const trace::Trace& trace) {
+  if (trace.process_groups.size() < 2) return "";
+  for (const trace::CommInfo& c : trace.comms) {
+    if (c.pg < 0 && isCollective(c.type)) {
+      return " (the trace does not record which process group each collective ran on, as "
+             "torch 1.13's c10d ops write it as <Object>, so each is taken as the world's; "
+             "a trace with sub-groups needs a recording that names them)";
+    }
+  }
+  return "";
+}
+
 void compareGroup(const trace::Trace& trace, const GroupSpec& g, uint64_t key,
                   const std::vector<std::vector<uint64_t>>& all) {
   const int64_t first = g.ranks.front();
@@ -123,7 +138,7 @@ void compareGroup(const trace::Trace& trace, const GroupSpec& g, uint64_t key,
                       " differs: rank ", first, " has ",
                       i < ref.size() ? describe(ref[i]) : "no collective", ", rank ", r,
                       " has ", i < seq.size() ? describe(seq[i]) : "no collective",
-                      "; replaying would deadlock");
+                      "; replaying would deadlock", unrecordedGroupHint(trace));
     }
   }
 }

@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/trace_io.h"
 #include "tests/composer/compose_fixture.h"
+#include "tests/replayer/trace_builder.h"
 #include "tests/test_util.h"
 
 namespace etb::compose {
@@ -118,6 +119,67 @@ TEST(Dtype, Bf16ConvertsTensorsTypesAndDtypeArguments) {
   // The check compares dtypes too: zeros(dtype=None) must now name bf16.
   EXPECT_NO_THROW(checkShapes(t));
   EXPECT_THROW(changeDtype(t, trace::DType::kFloat, trace::DType::kHalf), InputError);
+}
+
+// A UNet's ConvTranspose2d converted to bf16: libtorch 1.13 has no meta
+// kernel for it and its CPU kernel in BFloat16 computes a plain convolution
+// ([2, 16, 4, 4] where the trace says [2, 16, 16, 16]), so the check must
+// not ask that kernel. The output shape comes from the recording in float32.
+TEST(Dtype, Bf16TransposedConvolutionPassesTheShapeCheck) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  auto ints = [&](std::vector<int64_t> xs) {
+    trace::Value v;
+    v.kind = trace::ValueKind::kList;
+    for (int64_t x : xs) v.items.push_back(trace::makeInt(t, x));
+    return v;
+  };
+  b.op("aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+       "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
+       {b.tensor({2, 16, 8, 8}), b.tensor({16, 16, 2, 2}), b.tensor({16}), ints({2, 2}), ints({0, 0}),
+        ints({0, 0}), trace::makeInt(t, 1), ints({1, 1})},
+       {b.tensor({2, 16, 16, 16})});
+  trace::Trace bf16 = b.finish();
+  EXPECT_NO_THROW(checkShapes(bf16));  // float32: the trace is right
+  EXPECT_EQ(changeDtype(bf16, trace::DType::kFloat, trace::DType::kBFloat16).tensors, 4u);
+  EXPECT_NO_THROW(checkShapes(bf16));
+}
+
+// dist.all_gather of one loss per rank (wild_ddp.py) at 4 ranks has 4
+// elements in all: at 8 ranks the kept full size cannot be resharded. The
+// refusal must name the node and say why, not only that 4 does not divide.
+// --dtype fp16 of a trace that samples (wild_losses): libtorch 1.13's CPU
+// multinomial refuses Half as "multinomial is not implemented for half on
+// CPU", a wording the dtype test did not know, so the check failed the
+// composition where et_replay runs the op in float32.
+TEST(Dtype, Fp16OpWithoutCpuKernelIsCheckedInFloat32WhateverItsMessage) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  b.op("aten::multinomial(Tensor self, int num_samples, bool replacement=False, *, "
+       "Generator? generator=None) -> Tensor",
+       {b.tensor({5}), trace::makeInt(t, 3), trace::makeBool(t, true), trace::makeNone(t)},
+       {b.tensor({3}, trace::DType::kInt64)});
+  trace::Trace half = b.finish();
+  EXPECT_EQ(changeDtype(half, trace::DType::kFloat, trace::DType::kHalf).tensors, 1u);
+  EXPECT_NO_THROW(checkShapes(half));
+}
+
+TEST(WorldSize, PerRankAllGatherThatCannotReshardSaysWhy) {
+  test::TraceBuilder b;
+  trace::CommInfo c;
+  c.type = trace::CommType::kAllGather;
+  c.in_elems = 1;
+  c.out_elems = 4;
+  c.dtype = trace::DType::kFloat;
+  const trace::NodeId id = b.collective(50, c);
+  const trace::Trace t = b.finish();
+  try {
+    changeWorldSize({t, t, t, t}, 8);
+    ADD_FAILURE() << "a 4-element all_gather was resharded over 8 ranks";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.loc().node_id, id);
+    EXPECT_NE(std::string(e.what()).find("per-rank values"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WorldSize, Ddp2ToFourKeepsGradientBuckets) {

@@ -69,6 +69,24 @@ TEST(EtJsonBadInput, GoodSyntheticTraceLoadsWithoutRepairs) {
   EXPECT_EQ(t.nodes[0].kind, NodeKind::kRoot);
 }
 
+// torch 1.13's observer on nested tensors (nn.TransformerEncoder's fast path
+// with a padding mask, recorded by fleet_samples/wild_models.py wild_nested):
+// ops written with id 0, parent 0 and a truncated argument list, several per
+// trace. They used to stop the read ("duplicate node id 0"); now they are
+// dropped and counted, the rest of the trace intact.
+TEST(EtJsonBadInput, IdZeroNodesOfNestedTensorOpsAreDroppedAndCounted) {
+  const std::string pad = "aten::to_padded_tensor(Tensor self, float padding, int[]? output_size=None) -> Tensor";
+  const std::string text = doc(flat(3, "aten::relu", 2, "aten::relu(Tensor self) -> Tensor") + ",\n" +
+                               flat(0, "aten::to_padded_tensor", 0, pad) + ",\n" +
+                               flat(0, "aten::to_padded_tensor", 0, pad) + ",\n" + roots());
+  const Trace t = readEtJsonText(text, "nested");
+  ASSERT_EQ(t.nodes.size(), 3u);
+  for (const Node& n : t.nodes) EXPECT_NE(n.id, 0u);
+  ASSERT_EQ(t.repairs.size(), 1u);
+  EXPECT_NE(t.repairs[0].what.find("2 node(s) with id 0 dropped"), std::string::npos) << t.repairs[0].what;
+  errorOf(text, /*strict=*/true);
+}
+
 TEST(EtJsonBadInput, TruncatedTailIsCutBackAndRecorded) {
   const std::string full = doc(flat(3, "a", 2) + ",\n" + flat(4, "b", 2) + ",\n" + roots());
   const std::string cut = full.substr(0, full.find("\"id\": 4") + 12);  // mid node 4
@@ -220,6 +238,46 @@ TEST(EtJsonFleet, Gloo113DdpGetsCollectivesFromC10dOps) {
       EXPECT_EQ(t.name(n).rfind("c10d::", 0), 0u);
     }
   }
+}
+}  // namespace
+}  // namespace etb::trace
+
+namespace etb::trace {
+namespace {
+// torch 1.13 names c10d ops' arguments _0, _1, ...: allgather_ takes its
+// output lists first, so the first tensor argument is not the input (a
+// 4-rank dist.all_gather of one loss per rank was read as 4 elements in and
+// 4 out, replayed as 16 floats per rank, and every et_compose of the trace
+// failed its size rule). broadcast_'s root is its third argument.
+TEST(EtJsonFleet, Gloo113PositionalC10dArgumentsByTheirNames) {
+  auto t1 = [](int id) {
+    return "[" + std::to_string(id) + "," + std::to_string(id + 1) + ",0,1,4,\"cpu\"]";
+  };
+  const std::string gather =
+      "c10d::allgather_(Tensor[][] _0, Tensor[] _1, __torch__.torch.classes.c10d.ProcessGroup _2, "
+      "int _3) -> (Tensor[][] _0, __torch__.torch.classes.c10d.Work _1)";
+  const std::string bcast =
+      "c10d::broadcast_(Tensor[] _0, __torch__.torch.classes.c10d.ProcessGroup _1, int _2, int _3, "
+      "int _4) -> (Tensor[] _0, __torch__.torch.classes.c10d.Work _1)";
+  const std::string text = doc(
+      flat(3, "c10d::allgather_", 2, gather, 1,
+           "[[[" + t1(10) + "," + t1(12) + "," + t1(14) + "," + t1(16) + "]],[" + t1(20) + "],\"<Object>\",-1]",
+           "[\"GenericList[GenericList[Tensor(float),Tensor(float),Tensor(float),Tensor(float)]]\","
+           "\"GenericList[Tensor(float)]\",\"Object\",\"Int\"]",
+           "[[[[1],[1],[1],[1]]],[[1]],[],[]]") +
+      ",\n" +
+      flat(4, "c10d::broadcast_", 2, bcast, 1, "[[" + t1(30) + "],\"<Object>\",2,0,-1]",
+           "[\"GenericList[Tensor(float)]\",\"Object\",\"Int\",\"Int\",\"Int\"]", "[[[1]],[],[],[],[]]") +
+      ",\n" + roots());
+  const Trace t = readEtJsonText(text, "gloo113");
+  ASSERT_EQ(t.comms.size(), 2u);
+  const CommInfo& g = t.comms[static_cast<size_t>(t.find(3)->comm)];
+  EXPECT_EQ(g.type, CommType::kAllGather);
+  EXPECT_EQ(g.in_elems, 1u);
+  EXPECT_EQ(g.out_elems, 4u);
+  const CommInfo& b = t.comms[static_cast<size_t>(t.find(4)->comm)];
+  EXPECT_EQ(b.type, CommType::kBroadcast);
+  EXPECT_EQ(b.root, 2);
 }
 }  // namespace
 }  // namespace etb::trace

@@ -100,6 +100,27 @@ TEST(Preflight, MissingCollectiveOnOneRank) {
   }
 }
 
+// A torch 1.13 gloo trace with a sub-group: its c10d ops do not say which
+// group they ran on (pg -1), so rank 0's sub-group call parts the world
+// sequences; the error must say why, not only that they differ.
+TEST(Preflight, UnrecordedGroupWithSubGroupsSaysWhy) {
+  replay::Communicator& comm = testComm();
+  CommTraceBuilder b;
+  std::vector<int64_t> all(static_cast<size_t>(comm.worldSize()));
+  for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int64_t>(r);
+  b.addGroup("0", all);
+  b.addGroup("1", {0});
+  if (comm.rank() == 0) b.add(commInfo(CommType::kAllReduce, 6, 6, trace::DType::kFloat, -1));
+  b.add(commInfo(CommType::kBarrier, 0, 0, trace::DType::kFloat, -1));
+  try {
+    comm.prepare(b.trace());
+    ADD_FAILURE() << "pre-flight accepted a sub-group call taken as the world's";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not record which process group"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Preflight, BadTraceOnOneRankStopsEveryRank) {
   replay::Communicator& comm = testComm();
   CommTraceBuilder b;

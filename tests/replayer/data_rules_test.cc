@@ -298,3 +298,25 @@ TEST(DataRules, WhereOfAConditionIsDataDependent) {
 
 }  // namespace
 }  // namespace etb::replay
+
+namespace etb::replay {
+namespace {
+// linalg.solve's backward (wild_losses) calls linalg_lu_solve with the LU and
+// pivots its forward saved; as leaves, random int32 pivots fail the kernel's
+// check ("Pivots given to lu_solve must all be greater or equal to 1") and
+// the op was skipped. Pivots are 1-based rows of the LU: drawn in [1, n].
+TEST(DataRules, LuPivotsAreValidRowNumbers) {
+  test::TraceBuilder b;
+  const auto lu = b.tensor({5, 5}), pivots = b.tensor({5}, DType::kInt32), rhs = b.tensor({5, 3});
+  const auto x = b.tensor({5, 3});
+  b.trace().tensors[x.tensor].has_strides = false;  // LAPACK's column-major result
+  b.op("aten::linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, "
+       "bool adjoint=False) -> Tensor",
+       {lu, pivots, rhs, trace::makeBool(b.trace(), true), trace::makeBool(b.trace(), false)},
+       {x});
+  const Replayed r = replay(b.finish());
+  EXPECT_EQ(r.result.coverage.replayed, 1u) << why(r);
+  EXPECT_TRUE(r.diag.output_mismatches.empty()) << why(r);
+}
+}  // namespace
+}  // namespace etb::replay

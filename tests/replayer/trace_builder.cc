@@ -38,6 +38,7 @@ trace::Value TraceBuilder::tensor(const std::vector<int64_t>& shape, trace::DTyp
   r.shape = t_.lists.intern(shape);
   r.strides = t_.lists.intern(strides);
   const char* c_type = dtype == trace::DType::kInt64  ? "long int"
+                      : dtype == trace::DType::kInt32 ? "int"
                       : dtype == trace::DType::kHalf ? "c10::Half"
                                                      : "float";
   const std::string type = "Tensor(" + std::string(c_type) + ")";
