@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   at::Tensor t = at::ones({1 << 18});
   for (long i = 0;; ++i) {
     if (comm->rank() == 1 && i == 20) {
-      if (mode == "stall") sleep(50);
+      if (mode == "stall") sleep(300);  // far past the bound: only the watchdog ends it in time
     }
     try {
       if (comm->rank() == 1 && i == 20 && mode == "throw") {
