@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/heap_match.h"
 
-#include <sys/resource.h>
-
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -136,9 +135,10 @@ HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iterat
   }
   const std::vector<size_t> sizes = detail::heapThresholds();
   size_t lo = 0, hi = sizes.size() - 1;
+  bool accepted = true;  // by mallopt (glibc takes any size up to 32 MiB)
   for (int p = 0; p < kProbes; ++p) {
     const size_t mid = (lo + hi) / 2;
-    setThresholds(sizes[mid]);
+    accepted = setThresholds(sizes[mid]) && accepted;
     const double f = countFaults(run_iteration, kSettle, kCounted);
     m.probes.push_back({sizes[mid], f});
     // More faults than the original: a larger threshold keeps more memory.
@@ -149,9 +149,13 @@ HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iterat
   for (const HeapMatch::Probe& p : m.probes) {
     if (std::fabs(p.faults - target) < std::fabs(best->faults - target)) best = &p;
   }
-  m.mmap_threshold = best->mmap_threshold;
-  setThresholds(m.mmap_threshold);
+  accepted = setThresholds(best->mmap_threshold) && accepted;
   m.faults = countFaults(run_iteration, kSettle, kFinalCounted);
+  if (accepted) {
+    m.mmap_threshold = best->mmap_threshold;
+  } else {
+    m.note = "mallopt refused a threshold: the heap's are not known";
+  }
   return m;
 }
 
