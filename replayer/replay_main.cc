@@ -71,7 +71,7 @@ void addFlags(CLI::App& app, Flags& f) {
   app.add_option("--heap", f.heap,
                  "glibc: the heap as this process's malloc sets it; match: set glibc's mmap and "
                  "trim thresholds so that page faults per iteration come near the original's "
-                 "(metrics sidecar), searched over 27 iterations after the first")
+                 "(metrics sidecar), searched over 25 iterations after the first")
       ->check(CLI::IsMember({"glibc", "match"}))
       ->capture_default_str();
   app.add_option("--original-metrics", f.original_metrics,
