@@ -124,6 +124,12 @@ TEST(HeapMatch, NoTargetLeavesTheHeapAloneAndStillRunsEveryIteration) {
 // Through et_replay: a trace whose only op makes an 8 MiB tensor, a heap that
 // maps it fresh every iteration (a fixed 1 MiB threshold) and an original
 // that did not fault: the threshold goes above the tensor, the faults away.
+// Not all of them: the replay's own small allocations can land beside the
+// freed block and leave it an alignment slack short of the next request, so
+// the heap grows by a fresh block now and then (one in four iterations under
+// ctest here, none when the same binary ran from another directory). At most
+// one such block in the four measured iterations; without the match every
+// one of them faults.
 TEST(HeapMatch, ReplayMatchesTheOriginalsFaultsPerIteration) {
   if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
   const trace::Trace trace = test::onesTrace(static_cast<int64_t>(kBlock / 4));
@@ -144,7 +150,8 @@ TEST(HeapMatch, ReplayMatchesTheOriginalsFaultsPerIteration) {
                      r.heap ? 1 : 0, r.heap ? r.heap->mmap_threshold : 0,
                      r.heap ? r.heap->start_faults : -1, f, r.heap ? r.heap->note.c_str() : "");
         const bool ok = r.heap && r.heap->start_faults > 0.9 * kBlockPages &&
-                        r.heap->mmap_threshold > kBlock && f >= 0 && f < 64;
+                        r.heap->mmap_threshold > kBlock && f >= 0 &&
+                        f <= kBlockPages / 4 + 64;
         std::_Exit(ok ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
