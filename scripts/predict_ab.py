@@ -21,32 +21,17 @@ import collections
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from predict_attrib import attribute, pinned  # noqa: E402
+from predict_attrib import attribute, run_predict, run_replay, sample_trace  # noqa: E402
 
 
 def replay(build, entry, out, r):
-    name, _, dist = entry.partition("@")
-    dist = dist or "uniform"
-    trace = f"fleet_samples/{name}/{name}.et.json.gz"
-    if not os.path.exists(trace):
-        sys.exit(f"{trace}: not a single-rank fleet sample")
+    name, dist, trace = sample_trace(entry)
     rep = os.path.join(out, f"{name}.{dist}.{r}.replay.json")
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    subprocess.run(pinned([f"{build}/replayer/et_replay", trace, "--threads", "1", "--warmup", "2",
-                           "--iters", "5", "--quiet", "--index-dist", dist, "--report-json", rep]),
-                   check=True, env=env, stderr=subprocess.DEVNULL)
-    return trace, dist, rep
-
-
-def predict(build, hw, trace, dist, path):
-    subprocess.run([f"{build}/predictor/et_predict", trace, "--hw", hw, "--quiet", "--index-dist",
-                    dist, "--report-json", path], check=True, stderr=subprocess.DEVNULL)
-    return path
+    return trace, dist, run_replay(build, trace, dist, rep, quiet=True)
 
 
 def without_curves(hw, names, out):
@@ -83,7 +68,8 @@ def main():
             trace, dist, rep = replay(a.build, entry, out, r)
             line = []
             for side, build, hw in (("A", a.build, a.hw), ("B", build_b, hw_b)):
-                pre = predict(build, hw, trace, dist, rep.replace(".replay.", f".{side}."))
+                pre = run_predict(build, hw, trace, dist, rep.replace(".replay.", f".{side}."),
+                                  quiet=True)
                 per_kind, iter_ms, _, pred_ms = attribute(rep, pre)
                 errs[side].append((pred_ms - iter_ms) / iter_ms * 100)
                 line.append(f"{side} {pred_ms:8.2f} ms {errs[side][-1]:+6.1f}%")

@@ -27,21 +27,36 @@ def pinned(cmd):
     return (["taskset", "-c", core] if core else []) + cmd
 
 
-def run_sample(build, hw, entry, out):
+def sample_trace(entry):
+    """NAME[@DIST] -> (name, index distribution, the fleet sample's trace)."""
     name, _, dist = entry.partition("@")
-    dist = dist or "uniform"
     trace = f"fleet_samples/{name}/{name}.et.json.gz"
     if not os.path.exists(trace):
         sys.exit(f"{trace}: not a single-rank fleet sample")
-    rep = os.path.join(out, f"{name}.{dist}.replay.json")
-    pre = os.path.join(out, f"{name}.{dist}.predict.json")
+    return name, dist or "uniform", trace
+
+
+def run_replay(build, trace, dist, rep, quiet=False):
+    """et_replay's report (one thread, pinned to ETB_CORE) written to `rep`."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     subprocess.run(pinned([f"{build}/replayer/et_replay", trace, "--threads", "1", "--warmup", "2",
                            "--iters", "5", "--quiet", "--index-dist", dist, "--report-json", rep]),
-                   check=True, env=env)
+                   check=True, env=env, stderr=subprocess.DEVNULL if quiet else None)
+    return rep
+
+
+def run_predict(build, hw, trace, dist, pre, quiet=False):
+    """et_predict's report written to `pre`."""
     subprocess.run([f"{build}/predictor/et_predict", trace, "--hw", hw, "--quiet", "--index-dist",
-                    dist, "--report-json", pre], check=True, env=env)
-    return rep, pre
+                    dist, "--report-json", pre], check=True,
+                   stderr=subprocess.DEVNULL if quiet else None)
+    return pre
+
+
+def run_sample(build, hw, entry, out):
+    name, dist, trace = sample_trace(entry)
+    rep = run_replay(build, trace, dist, os.path.join(out, f"{name}.{dist}.replay.json"))
+    return rep, run_predict(build, hw, trace, dist, os.path.join(out, f"{name}.{dist}.predict.json"))
 
 
 def attribute(replay_path, predict_path):

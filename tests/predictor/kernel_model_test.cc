@@ -21,13 +21,6 @@ using trace::DType;
 
 constexpr double kMiB = 1024.0 * 1024;
 
-trace::Value ints(TraceBuilder& b, std::vector<int64_t> v) {
-  trace::Value l;
-  l.kind = trace::ValueKind::kList;
-  for (const int64_t i : v) l.items.push_back(trace::makeInt(b.trace(), i));
-  return l;
-}
-
 HwProfile reductionProfile() {
   HwProfile hw;
   hw.dispatch_us = 1.0;
@@ -54,17 +47,17 @@ TEST(ReductionModel, ASumOverTheBatchReadsTheOuterCurveAtItsWidth) {
   TraceBuilder b;
   const auto none = trace::makeNone(b.trace()), keep = trace::makeBool(b.trace(), true);
   const auto g = b.tensor({256, 1024}), bias = b.tensor({1, 1024});  // 1 MiB in
-  b.op(kSumDim, {g, ints(b, {0}), keep, none}, {bias});
+  b.op(kSumDim, {g, test::intList(b.trace(), {0}), keep, none}, {bias});
   const auto g16 = b.tensor({16384, 16}), b16 = b.tensor({16});
-  b.op(kSumDim, {g16, ints(b, {0}), trace::makeBool(b.trace(), false), none}, {b16});
+  b.op(kSumDim, {g16, test::intList(b.trace(), {0}), trace::makeBool(b.trace(), false), none}, {b16});
   const auto g128 = b.tensor({2048, 128}), b128 = b.tensor({128});
-  b.op(kSumDim, {g128, ints(b, {-2}), trace::makeBool(b.trace(), false), none}, {b128});
+  b.op(kSumDim, {g128, test::intList(b.trace(), {-2}), trace::makeBool(b.trace(), false), none}, {b128});
   // sum.IntList_out over the middle dim of [8, 128, 256]: inner width 256;
   // the out= tensor is an input that is not read.
   const auto x = b.tensor({8, 128, 256}), out = b.tensor({8, 256});
   b.op("aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
        "Tensor(a!) out) -> Tensor(a!)",
-       {x, ints(b, {1}), trace::makeBool(b.trace(), false), trace::makeInt(b.trace(), 6), out}, {out});
+       {x, test::intList(b.trace(), {1}), trace::makeBool(b.trace(), false), trace::makeInt(b.trace(), 6), out}, {out});
   const trace::Trace t = b.finish();
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 120, 1e-6);
   EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:reduction:outer");
@@ -82,7 +75,7 @@ TEST(ReductionModel, RowsAndFullReductionsReadTheirOwnCurves) {
   TraceBuilder b;
   const auto none = trace::makeNone(b.trace());
   const auto x = b.tensor({4096, 64}), y = b.tensor({4096});
-  b.op(kSumDim, {x, ints(b, {-1}), trace::makeBool(b.trace(), false), none}, {y});
+  b.op(kSumDim, {x, test::intList(b.trace(), {-1}), trace::makeBool(b.trace(), false), none}, {y});
   const auto s = b.tensor({}, DType::kFloat);
   b.op("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", {x, trace::makeInt(b.trace(), 6)}, {s});
   const trace::Trace t = b.finish();

@@ -108,13 +108,6 @@ TEST(Coverage, HalfOpsWithoutCpuKernelRunInFloat32AndKeepRecordedDtypes) {
   EXPECT_EQ(r.coverage.fallback_ops[3].name, "aten::clamp_min_");
 }
 
-trace::Value ints(trace::Trace& t, const std::vector<int64_t>& xs) {
-  trace::Value v;
-  v.kind = trace::ValueKind::kList;
-  for (int64_t x : xs) v.items.push_back(trace::makeInt(t, x));
-  return v;
-}
-
 // A bf16 UNet's upsampling replayed on CPU: libtorch 1.13's CPU transposed
 // convolution in BFloat16 runs, but as a plain convolution ([1, 2, 4, 4]
 // with a 2x2 kernel at stride 2 gave [1, 3, 2, 2], or a channel error;
@@ -128,13 +121,13 @@ TEST(Coverage, Bf16TransposedConvolutionGivesTheRecordedShape) {
   const auto x = b.tensor({1, 2, 4, 4}, DType::kBFloat16), w = b.tensor({2, 3, 2, 2}, DType::kBFloat16);
   b.op("aten::conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
        "int[2] padding=0, int[2] output_padding=0, int groups=1, int[2] dilation=1) -> Tensor",
-       {x, w, trace::makeNone(t), ints(t, {2, 2}), ints(t, {0, 0}), ints(t, {0, 0}),
-        trace::makeInt(t, 1), ints(t, {1, 1})},
+       {x, w, trace::makeNone(t), test::intList(t, {2, 2}), test::intList(t, {0, 0}), test::intList(t, {0, 0}),
+        trace::makeInt(t, 1), test::intList(t, {1, 1})},
        {b.tensor({1, 3, 8, 8}, DType::kBFloat16)});
   b.op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, SymInt[] padding, "
        "int[] dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor",
-       {x, w, trace::makeNone(t), ints(t, {2, 2}), ints(t, {0, 0}), ints(t, {1, 1}),
-        trace::makeBool(t, true), ints(t, {0, 0}), trace::makeInt(t, 1)},
+       {x, w, trace::makeNone(t), test::intList(t, {2, 2}), test::intList(t, {0, 0}), test::intList(t, {1, 1}),
+        trace::makeBool(t, true), test::intList(t, {0, 0}), trace::makeInt(t, 1)},
        {b.tensor({1, 3, 8, 8}, DType::kBFloat16)});
   ReplayDiagnostics diag;
   const ReplayResult r = replay(b.finish(), &diag);

@@ -42,13 +42,6 @@ std::string why(const Replayed& r) {
   return "";
 }
 
-trace::Value ints(trace::Trace& t, const std::vector<int64_t>& xs) {
-  trace::Value v;
-  v.kind = trace::ValueKind::kList;
-  for (int64_t x : xs) v.items.push_back(trace::makeInt(t, x));
-  return v;
-}
-
 // 0.1 * loss in Python: the 0.1 reaches aten::mul.Tensor as a 0-dim double
 // tensor that does not promote the float result. As an ordinary 0-dim
 // tensor it would make the product (and everything after it) double.
@@ -129,8 +122,8 @@ TEST(DataRules, IndexRangeReachesTheLeafThroughValuePreservingOps) {
   const auto view = b.tensor({8, 8}, DType::kInt64), flat = b.tensor({64}, DType::kInt64);
   b.op("aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
        {idx, trace::makeInt(t, -1), trace::makeBool(t, false)}, {sorted, b.tensor({64}, DType::kInt64)});
-  b.op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", {sorted, ints(t, {8, 8})}, {view});
-  b.op("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", {view, ints(t, {64})}, {flat});
+  b.op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", {sorted, test::intList(t, {8, 8})}, {view});
+  b.op("aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", {view, test::intList(t, {64})}, {flat});
   b.op(kIndexSelect, {b.tensor({2, 3}), trace::makeInt(t, 0), flat}, {b.tensor({64, 3})});
   const Replayed r = replay(b.finish());
   EXPECT_EQ(r.result.coverage.replayed, 4u) << why(r);

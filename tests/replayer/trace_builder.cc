@@ -78,13 +78,17 @@ trace::Trace TraceBuilder::finish() {
   return std::move(t_);
 }
 
+trace::Value intList(trace::Trace& t, const std::vector<int64_t>& xs) {
+  trace::Value v;
+  v.kind = trace::ValueKind::kList;
+  v.type = t.strings.intern("GenericList[Int]");
+  for (int64_t x : xs) v.items.push_back(trace::makeInt(t, x));
+  return v;
+}
+
 trace::Trace onesTrace(int64_t numel) {
   TraceBuilder b;
-  trace::Trace& t = b.trace();
-  trace::Value size;
-  size.kind = trace::ValueKind::kList;
-  size.type = t.strings.intern("GenericList[Int]");
-  size.items.push_back(trace::makeInt(t, numel));
+  const trace::Value size = intList(b.trace(), {numel});
   b.op("aten::ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
        "Device? device=None, bool? pin_memory=None) -> Tensor",
        {size}, {b.tensor({numel})});

@@ -31,6 +31,9 @@ class TraceBuilder {
   trace::NodeId next_id_ = 3;
 };
 
+// An int[] argument as the observer records it (GenericList[Int]).
+trace::Value intList(trace::Trace& t, const std::vector<int64_t>& xs);
+
 // A trace of one aten::ones([numel]) (float): a fresh output of numel * 4
 // bytes written once per iteration, for tests that count page faults.
 trace::Trace onesTrace(int64_t numel);

@@ -93,14 +93,6 @@ struct UnstridedViews {
   std::vector<trace::Value> probed;  // w, then each view, then extra
 };
 
-trace::Value intList(trace::Trace& t, const std::vector<int64_t>& xs) {
-  trace::Value v;
-  v.kind = trace::ValueKind::kList;
-  v.type = t.strings.intern("GenericList[Int]");
-  for (int64_t x : xs) v.items.push_back(trace::makeInt(t, x));
-  return v;
-}
-
 // linear(x[2,4], w) -> [2,6], replayed whole: the nodes added after it with
 // childOf() are its children, which the replay does not run.
 trace::NodeId addLinear(test::TraceBuilder& b, const trace::Value& w) {
@@ -134,7 +126,7 @@ TEST(Replayer, UnstridedLeafViewsTakeTheLayoutOfTheirRecordedViewOp) {
   const trace::NodeId linear = addLinear(b, w);
   b.op("aten::t(Tensor(a) self) -> Tensor(a)", {w}, {wt});
   childOf(b, linear);
-  b.op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", {p, intList(t, {2, 0, 1})},
+  b.op("aten::permute(Tensor(a) self, int[] dims) -> Tensor(a)", {p, test::intList(t, {2, 0, 1})},
        {pp});
   childOf(b, linear);
   b.op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
