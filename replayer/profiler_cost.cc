@@ -5,7 +5,15 @@
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
+// libtorch 1.13 calls the ET observer the "execution graph" observer; 2.x
+// renamed it "execution trace" and moved it under standalone/.
+#if __has_include(<torch/csrc/profiler/standalone/execution_trace_observer.h>)
+#include <torch/csrc/profiler/standalone/execution_trace_observer.h>
+#define ETB_ET_OBSERVER(verb) verb##ExecutionTraceObserver
+#else
 #include <torch/csrc/profiler/execution_graph_observer.h>
+#define ETB_ET_OBSERVER(verb) verb##ExecutionGraphObserver
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +28,25 @@ namespace etb::replay {
 namespace {
 namespace prof = torch::autograd::profiler;
 namespace impl = torch::profiler::impl;
+
+// KinetoEvent's times: microseconds in 1.13 (startUs), nanoseconds in 2.x
+// (startNs; startUs is gone). The int argument prefers the 2.x overload.
+template <typename E>
+auto startUs(const E& e, int) -> decltype(e.startNs(), double()) {
+  return static_cast<double>(e.startNs()) / 1e3;
+}
+template <typename E>
+double startUs(const E& e, long) {
+  return static_cast<double>(e.startUs());
+}
+template <typename E>
+auto durationUs(const E& e, int) -> decltype(e.durationNs(), double()) {
+  return static_cast<double>(e.durationNs()) / 1e3;
+}
+template <typename E>
+double durationUs(const E& e, long) {
+  return static_cast<double>(e.durationUs());
+}
 }  // namespace
 
 // A busy neighbour or a throttled VM does not count as instrumentation.
@@ -33,12 +60,13 @@ double threadCpuUs() {
 // the CPU profiler recording shapes.
 InstrumentedRun runInstrumented(const std::function<void()>& body) {
   std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
-                     "/etb_host_cost.XXXXXX";
-  const int fd = mkstemp(path.data());
+                     "/etb_host_cost.XXXXXX.json";
+  // ".json": libtorch 2.x warns about an ET file named otherwise.
+  const int fd = mkstemps(path.data(), 5);
   if (fd < 0) ETB_RUNTIME_ERROR("host-time calibration: cannot create a scratch file in ", path);
   close(fd);
-  impl::addExecutionGraphObserver(path);
-  impl::enableExecutionGraphObserver();
+  torch::profiler::impl::ETB_ET_OBSERVER(add)(path);
+  torch::profiler::impl::ETB_ET_OBSERVER(enable)();
   const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true);
   const std::set<impl::ActivityType> cpu{impl::ActivityType::CPU};
   prof::prepareProfiler(config, cpu);
@@ -48,13 +76,12 @@ InstrumentedRun runInstrumented(const std::function<void()>& body) {
   body();
   out.cpu_us = threadCpuUs() - t0;
   std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
-  impl::disableExecutionGraphObserver();
-  impl::removeExecutionGraphObserver();
+  torch::profiler::impl::ETB_ET_OBSERVER(disable)();
+  torch::profiler::impl::ETB_ET_OBSERVER(remove)();
   unlink(path.c_str());
   if (!result) return out;
   for (const prof::KinetoEvent& e : result->events()) {
-    out.events.push_back({e.name(), static_cast<double>(e.startUs()),
-                          static_cast<double>(e.durationUs())});
+    out.events.push_back({e.name(), startUs(e, 0), durationUs(e, 0)});
     out.labels += out.events.back().name.rfind("aten::", 0) == 0 ? 0 : 1;
   }
   return out;
