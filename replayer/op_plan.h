@@ -117,6 +117,22 @@ struct PlanOptions {
 Plan buildPlan(const trace::Trace& trace, const std::vector<SelectedNode>& nodes,
                const PlanOptions& options);
 
+// Where a leaf lives: the replay's device, except that a GPU trace's CPU
+// tensors stay on the CPU (libtorch keeps some there on purpose: efficient
+// attention's philox seed and offset, which its backward reads on the host;
+// one moved to the GPU crashed libtorch 2.11's backward). A CPU trace
+// replayed on a GPU moves everything.
+class LeafDevices {
+ public:
+  LeafDevices(const trace::Trace& trace, const at::Device& replay);
+  at::Device of(trace::StrId recorded) const;
+
+ private:
+  const trace::Trace& trace_;
+  at::Device replay_;
+  bool gpu_trace_ = false;
+};
+
 // Allocates leaf tensors per storage and fills them (tensor_init.cc), laid
 // out as recorded or, without recorded strides, as `layouts` derives.
 void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options,

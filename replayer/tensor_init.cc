@@ -121,8 +121,24 @@ at::ScalarType toScalarType(trace::DType d) {
   }
 }
 
+LeafDevices::LeafDevices(const trace::Trace& trace, const at::Device& replay)
+    : trace_(trace), replay_(replay) {
+  if (replay.is_cpu()) return;
+  for (const trace::TensorRef& r : trace.tensors) {
+    if (r.has_device && trace.str(r.device).rfind("cuda", 0) == 0) {
+      gpu_trace_ = true;
+      break;
+    }
+  }
+}
+
+at::Device LeafDevices::of(trace::StrId recorded) const {
+  return gpu_trace_ && trace_.str(recorded) == "cpu" ? at::Device(at::kCPU) : replay_;
+}
+
 void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options,
                     const ViewLayouts& layouts) {
+  const LeafDevices devices(trace, options.device);
   // Each leaf's strides, once: recorded, derived from the view op that made
   // it, or row-major.
   std::vector<std::vector<int64_t>> strides(plan.slots.size());
@@ -149,7 +165,7 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
   }
   std::map<std::pair<uint64_t, trace::StrId>, at::Tensor> buffers;
   for (const auto& [key, n] : bytes) {
-    buffers[key] = at::empty({n}, at::TensorOptions().dtype(at::kByte).device(options.device));
+    buffers[key] = at::empty({n}, at::TensorOptions().dtype(at::kByte).device(devices.of(key.second)));
     plan.leaf_bytes += static_cast<uint64_t>(n);
   }
   LeafInitializer init(options);
@@ -162,11 +178,12 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       const bool integral = at::isIntegralType(st, /*includeBool=*/true);
       if (integral != (pass == 1)) continue;
       const auto& shape = trace.list(r.shape);
-      const auto opts = at::TensorOptions().dtype(st).device(options.device);
+      const at::Device device = devices.of(r.device);
+      const auto opts = at::TensorOptions().dtype(st).device(device);
       at::Tensor t;
       auto buf = buffers.find({r.storage_id, r.device});
       if (isSparseRef(trace, r)) {
-        plan.slots[s] = makeSparseLeaf(shape, st, options.device, init.generator());
+        plan.slots[s] = makeSparseLeaf(shape, st, device, init.generator());
         continue;
       }
       if (buf != buffers.end()) {

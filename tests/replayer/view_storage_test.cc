@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 
+#include "replayer/op_plan.h"
 #include "replayer/replayer.h"
 #include "tests/replayer/trace_builder.h"
 
@@ -170,6 +171,36 @@ TEST(Replayer, AViewOpWhoseShapesDisagreeLeavesTheLeafContiguous) {
   replayProbed(u, probe);
   ASSERT_EQ(probe.seen.size(), 1u);
   EXPECT_EQ(probe.seen[0].strides().vec(), (std::vector<int64_t>{8, 1}));
+}
+
+// A GPU replay keeps the CPU tensors of a GPU trace on the CPU (libtorch 2.11's
+// efficient-attention backward read its CPU philox seed through a pointer to
+// GPU memory and crashed when they were moved) and moves a CPU trace's all.
+// No GPU needed: only the decision is checked.
+TEST(LeafDevices, AGpuTracesCpuTensorsStayOnTheCpuACpuTraceMovesWhole) {
+  using detail::LeafDevices;
+  const at::Device cuda(at::kCUDA, 0);
+  test::TraceBuilder cpu_trace;
+  cpu_trace.tensor({4});
+  cpu_trace.tensor({2, 2});
+  trace::Trace& ct = cpu_trace.trace();
+  const trace::StrId cpu = ct.strings.intern("cpu");
+  const LeafDevices from_cpu_trace(ct, cuda);
+  EXPECT_EQ(from_cpu_trace.of(cpu), cuda);
+  EXPECT_EQ(LeafDevices(ct, at::Device(at::kCPU)).of(cpu), at::Device(at::kCPU));
+
+  test::TraceBuilder gpu_trace;
+  gpu_trace.tensor({8, 64});
+  gpu_trace.tensor({});  // a philox seed: int64 scalar on the CPU
+  trace::Trace& gt = gpu_trace.trace();
+  const trace::StrId on_gpu = gt.strings.intern("cuda:0");
+  const trace::StrId on_cpu = gt.strings.intern("cpu");
+  gt.tensors[0].device = on_gpu;
+  const LeafDevices from_gpu_trace(gt, cuda);
+  EXPECT_EQ(from_gpu_trace.of(on_gpu), cuda);
+  EXPECT_EQ(from_gpu_trace.of(on_cpu), at::Device(at::kCPU));
+  // Replayed on the CPU (--device cpu, a functional replay of a GPU trace).
+  EXPECT_EQ(LeafDevices(gt, at::Device(at::kCPU)).of(on_gpu), at::Device(at::kCPU));
 }
 
 }  // namespace
