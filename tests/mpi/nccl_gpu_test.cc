@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "replayer/comm/mpi_comm.h"
 #include "tests/mpi/mpi_test_util.h"
 
 namespace etb::test {
@@ -59,7 +60,11 @@ TEST(NcclBackend, CollectiveValuesOnTheDevice) {
   if (!enoughDevices(world)) GTEST_SKIP() << "needs one CUDA device per rank (" << world << ")";
   replay::CommOptions opts;
   opts.device = "cuda";
-  auto comm = replay::makeCommunicator(opts);
+  // One rank (one GPU): makeCommunicator would pick the local backend, so
+  // build NCCL over MPI directly; every call still goes through NCCL.
+  auto comm = world > 1 ? replay::makeCommunicator(opts)
+                        : replay::comm::makeNcclCommunicator(replay::comm::makeMpiCommunicator(opts),
+                                                             opts);
   ASSERT_EQ(comm->backendName(), "nccl");
   const int n = comm->worldSize(), rank = comm->rank();
   const uint64_t un = static_cast<uint64_t>(n);
