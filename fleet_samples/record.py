@@ -23,7 +23,12 @@ import time
 
 import torch
 from torch.autograd.profiler import record_function
-from torch.profiler import ExecutionGraphObserver, ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile
+
+try:  # torch >= 2.0 calls it the execution trace observer
+    from torch.profiler import ExecutionTraceObserver as EtObserver
+except ImportError:  # torch 1.13 (Debian)
+    from torch.profiler import ExecutionGraphObserver as EtObserver
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metrics  # noqa: E402
@@ -31,11 +36,21 @@ import models  # noqa: E402
 import trace_files  # noqa: E402
 
 
+def deviceSync():
+    """Waits for the device's queued work (a no-op on CPU): a GPU step ends when its kernels do."""
+    if DEVICE.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+DEVICE = "cpu"  # record.py --device
+
+
 def timeIterations(step, warmup, iters, barrier=None, region=None):
     """Per-iteration wall time (ms) of the plain step, no observer or profiler attached.
     `region` (metrics.Region) counts page faults from the first timed step on."""
     for _ in range(warmup):
         step()
+    deviceSync()
     if region:
         region.startFaults()
     times = []
@@ -44,6 +59,7 @@ def timeIterations(step, warmup, iters, barrier=None, region=None):
             barrier()
         t0 = time.perf_counter()
         step()
+        deviceSync()
         times.append((time.perf_counter() - t0) * 1e3)
     return times
 
@@ -58,23 +74,35 @@ def recordWindow(step, prefix, step_index, pg_config=None):
     scheduled profiler keeps only a handful of events from the wrong step.
     """
     tmp_et = prefix + ".et.json.tmp"
-    observer = ExecutionGraphObserver()
+    observer = EtObserver()
     observer.register_callback(tmp_et)
     observer.start()
-    if pg_config is not None:
+    if pg_config is not None and not hasattr(torch.profiler, "ExecutionTraceObserver"):
         # torch 1.13's observer does not emit this node itself; PARAM's docs of that era said to
         # emit it by hand with the group config as its one String input.
         with record_function("## process_group:init ##", json.dumps(pg_config)):
             pass
     t0 = time.perf_counter()
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+    activities = [ProfilerActivity.CPU]
+    if DEVICE.startswith("cuda"):
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities, record_shapes=True) as prof:
         with record_function("ProfilerStep#%d" % step_index):
             step()
+        deviceSync()
     traced_ms = (time.perf_counter() - t0) * 1e3
     observer.stop()
     observer.unregister_callback()
     trace_files.gzipFile(tmp_et, prefix + ".et.json.gz")
     os.remove(tmp_et)
+    if torch.autograd.kineto_available():
+        # A libkineto build (pip's torch 2.x) exports the Kineto trace itself, GPU kernels and
+        # all; Debian's 1.13 has no libkineto: its events are laid out as Kineto below.
+        tmp_kineto = prefix + ".kineto.json.tmp"
+        prof.export_chrome_trace(tmp_kineto)
+        trace_files.gzipFile(tmp_kineto, prefix + ".kineto.json.gz")
+        os.remove(tmp_kineto)
+        return traced_ms
     tmp_chrome = prefix + ".chrome_legacy.json.tmp"
     prof.export_chrome_trace(tmp_chrome)
     trace_files.gzipFile(tmp_chrome, prefix + ".chrome_legacy.json.gz")
@@ -125,7 +153,7 @@ def timeWithMetrics(args, step):
 
 
 def recordSingle(args):
-    gen = torch.Generator().manual_seed(args.seed)
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
     torch.manual_seed(args.seed)
     sample = models.BUILDERS[args.model](gen)
     times, metrics_doc = timeWithMetrics(args, sample.step)
@@ -148,10 +176,12 @@ def recordSingle(args):
     meta = baseMeta(args, name)
     meta.update({"model": sample.description, "shapes": sample.shapes,
                  "compute_bound": sample.compute_bound, "compute_bound_why": sample.why,
+                 "device": DEVICE,
                  "files": {"et": name + ".et.json.gz",
                            "kineto": name + ".kineto.json.gz",
-                           "chrome_legacy": name + ".chrome_legacy.json.gz",
                            "metrics": name + ".metrics.json"}})
+    if os.path.exists(prefix + ".chrome_legacy.json.gz"):
+        meta["files"]["chrome_legacy"] = name + ".chrome_legacy.json.gz"
     meta.update(timingMeta(times, traced_ms, step_index, args.warmup))
     meta["et_summary"] = trace_files.summarizeEt(prefix + ".et.json.gz", meta["window"]["profiler_step"])
     meta["kineto_summary"] = trace_files.summarizeKineto(prefix + ".kineto.json.gz",
@@ -179,6 +209,9 @@ def main():
                          "layers); repeatable; a wrong key lists the model's own")
     ap.add_argument("--name", help="file prefix and meta name of a single-rank recording "
                                    "(default: the model; e.g. a sized variant's label)")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu, or cuda on a GPU host with torch >= 2.0 (the models are built "
+                         "under torch.set_default_device; single-rank samples only)")
     ap.add_argument("--metrics-only", action="store_true",
                     help="time the plain steps and write only <name>.metrics.json "
                          "(adds the sidecar to a committed sample; traces untouched)")
@@ -194,6 +227,12 @@ def main():
         args.out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), args.model)
     os.makedirs(args.out_dir, exist_ok=True)
     torch.set_num_threads(args.threads)
+    global DEVICE
+    DEVICE = args.device
+    if DEVICE != "cpu":
+        if not hasattr(torch, "set_default_device"):
+            ap.error("--device %s needs torch >= 2.0 (torch.set_default_device)" % DEVICE)
+        torch.set_default_device(DEVICE)
     if args.model in ddp_record.DDP_SAMPLES:
         if args.metrics_only or args.name:
             ap.error("--metrics-only and --name are for single-rank samples")

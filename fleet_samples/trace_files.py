@@ -128,9 +128,21 @@ def loadEtTolerant(path):
     return head, "%s; %d node(s) unparseable on their own" % (problem, bad)
 
 
+def flatNode(n):
+    """One node in the 1.0.x layout: schema 1.1.x (torch >= 2.1) renamed parent to ctrl_deps and
+    moved rf_id, op_schema and the rest into an attrs list."""
+    if "ctrl_deps" in n and "parent" not in n:
+        n["parent"] = n["ctrl_deps"]
+    for a in n.get("attrs", []):
+        n.setdefault(a["name"], a["value"])
+    n.setdefault("rf_id", 0)
+    n.setdefault("op_schema", "")
+    return n
+
+
 def summarizeEt(path, step_name):
     doc, problem = loadEtTolerant(path)
-    nodes = doc["nodes"]
+    nodes = [flatNode(n) for n in doc["nodes"]]
     by_id = {n["id"]: n for n in nodes}
     children = collections.defaultdict(list)
     for n in nodes:
@@ -171,8 +183,9 @@ def summarizeKineto(kineto_path, et_path):
     with gzip.open(kineto_path, "rt") as f:
         events = json.load(f)["traceEvents"]
     doc, _ = loadEtTolerant(et_path)
-    et_rf = {n["rf_id"] for n in doc["nodes"] if n["rf_id"]}
-    k_rf = {e["args"]["Record function id"] for e in events if "Record function id" in e["args"]}
+    et_rf = {n["rf_id"] for n in map(flatNode, doc["nodes"]) if n["rf_id"]}
+    k_rf = {e["args"]["Record function id"] for e in events
+            if "Record function id" in e.get("args", {})}
     return {"events": len(events), "rf_ids_matching_et": len(et_rf & k_rf),
             "et_rf_ids": len(et_rf), "kineto_rf_ids_not_in_et": len(k_rf - et_rf)}
 
