@@ -38,10 +38,15 @@ std::string shapeText(c10::IntArrayRef xs) {
 
 std::string firstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+}  // namespace
+
 // libtorch's way of saying "no kernel for this backend", as opposed to a
-// shape error raised by a kernel or a meta function.
+// shape error raised by a kernel or a meta function. libtorch 2.x keeps many
+// meta functions in Python (torch._meta_registrations), which a C++ program
+// never loads: its message there names "Meta tensors" and a "fake impl".
 bool isMissingKernel(const std::string& what) {
   return what.find("Could not run") != std::string::npos ||
+         what.find("no fake impl or Meta kernel") != std::string::npos ||
          what.find("not implemented") != std::string::npos ||
          what.find("_overrideable") != std::string::npos ||
          what.find("NotImplementedError") != std::string::npos ||
@@ -50,6 +55,8 @@ bool isMissingKernel(const std::string& what) {
          // a kernel reading data (an RNN's batch_sizes) off a meta tensor
          what.find("data is not allocated yet") != std::string::npos;
 }
+
+namespace {
 
 // A CPU kernel that lacks the dtype (not a shape problem).
 bool isUnsupportedDtype(const std::string& what) {

@@ -48,6 +48,10 @@ struct CheckOptions {
 // shapes and libtorch's reason (or the output that differs).
 CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options = {});
 
+// True when libtorch's error `what` says the backend has no kernel for the op
+// (then checked on the CPU instead), false for a shape error.
+bool isMissingKernel(const std::string& what);
+
 // Adds `b`'s counts to `a` (per-rank reports into one).
 void mergeReports(CheckReport& a, const CheckReport& b);
 

@@ -42,5 +42,20 @@ TEST(ZooCheck, WrappedNumbersAndScalarDivisorsPass) {
   EXPECT_GT(r.by_method.at("meta"), 0u);
 }
 
+// "No kernel for this backend" in the words of both libtorchs (each message
+// as libtorch printed it) sends an op to the CPU check; a shape error does
+// not. libtorch 2.11 (pip, on an H200) said the second for aten::relu, whose
+// meta function lives in Python there, and the composer took it for a shape
+// error in every recorded trace.
+TEST(ShapeCheck, MissingMetaKernelInTheWordsOfBothLibtorchs) {
+  EXPECT_TRUE(isMissingKernel("Could not run 'aten::_embedding_bag' with arguments from the "
+                              "'Meta' backend."));
+  EXPECT_TRUE(isMissingKernel(
+      "aten::relu: attempted to run this operator with Meta tensors, but there was no fake impl "
+      "or Meta kernel registered. You may have run into this message while using an operator "
+      "with PT2 compilation APIs (torch.compile/torch.export)"));
+  EXPECT_FALSE(isMissingKernel("mat1 and mat2 shapes cannot be multiplied (4x5 and 6x7)"));
+}
+
 }  // namespace
 }  // namespace etb::compose
