@@ -9,7 +9,8 @@
 #   NCCL_HOME    NCCL's prefix (default: the toolkit's when it has nccl.h, else the nvidia-nccl wheel
 #                that torch itself loads, so that one libnccl serves both)
 # The other dependencies (MPI, protobuf, simdjson, nlohmann-json, CLI11, zlib, GoogleTest) come from
-# the distribution: on Debian/Ubuntu they are installed with apt-get when missing. gloo stays off:
+# the distribution: on Debian/Ubuntu they are installed with apt-get when missing (ETB_NO_APT=1: not
+# tried, as on an offline machine or one whose packages come from elsewhere). gloo stays off:
 # pip's libtorch carries its own gloo inside, whose headers it does not ship.
 # Tried on an H200 (Ubuntu 24.04, torch 2.11.0+cu130, CUDA 13.0): README, "On a GPU".
 set -euo pipefail
@@ -33,7 +34,7 @@ echo "== torch $TORCH_VERSION (CUDA $TORCH_CUDA) at $TORCH_DIR; toolkit $CUDA_RO
 
 PACKAGES=(cmake libopenmpi-dev openmpi-bin libprotobuf-dev protobuf-compiler nlohmann-json3-dev
           libsimdjson-dev libcli11-dev libgtest-dev zlib1g-dev)
-if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
+if [ -z "${ETB_NO_APT:-}" ] && command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
   missing=()
   for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
