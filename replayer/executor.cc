@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/executor.h"
 
+#include <c10/core/GradMode.h>
+
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "core/base/log.h"
@@ -164,6 +167,8 @@ bool Executor::call(PlanStep& step, std::string* error) {
   bool ok = true;
   call_t0_ = nowUs();
   try {
+    std::optional<c10::AutoGradMode> grad;
+    if (step.grad_mode >= 0) grad.emplace(step.grad_mode == 1);
     const AutocastScope autocast(step.autocast, plan_.device);
     if (step.fp32) callInFloat32(*step.op, stack_);
     else step.op->callBoxed(stack_);

@@ -74,6 +74,9 @@ struct PlanStep {
   // Recorded under autocast at this dtype (BFloat16/Half); Undefined: not.
   at::ScalarType autocast = at::ScalarType::Undefined;
   bool adapted = false;  // listed in coverage.adapted_ops already
+  // --autograd record: 1 runs in grad mode (the forward), 0 under no_grad;
+  // -1 leaves the mode as it is (recording off).
+  int8_t grad_mode = -1;
 };
 
 // A leaf slot's data rule (set from consumers, tensor_range or dtype).

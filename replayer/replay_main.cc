@@ -26,7 +26,7 @@ struct Flags {
   std::string trace, kineto, report_json, report_html, chrome_trace, log_level, timed_trace, comm;
   std::vector<double> original_ms;
   std::string original_meta;
-  std::string host_time = "off", heap = "glibc", original_metrics;
+  std::string host_time = "off", heap = "glibc", autograd = "off", original_metrics;
   std::vector<std::string> libraries;
   double comm_timeout = 0;
   bool quiet = false;
@@ -73,6 +73,12 @@ void addFlags(CLI::App& app, Flags& f) {
                  "trim thresholds so that page faults per iteration come near the original's "
                  "(metrics sidecar), searched over 25 iterations after the first")
       ->check(CLI::IsMember({"glibc", "match"}))
+      ->capture_default_str();
+  app.add_option("--autograd", f.autograd,
+                 "off: every op on plain tensors; record: the forward's ops build autograd's graph "
+                 "over parameters that require grad, as the original's did (the backward's and "
+                 "the optimizer's ops run under no_grad)")
+      ->check(CLI::IsMember({"off", "record"}))
       ->capture_default_str();
   app.add_option("--original-metrics", f.original_metrics,
                  "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "
@@ -155,6 +161,7 @@ int replayMain(Flags& f, int argc, char** argv) {
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     f.options.emulate_host = f.host_time == "emulate";
     f.options.match_heap = f.heap == "match";
+    f.options.record_autograd = f.autograd == "record";
     // Each rank's own sidecar: beside its trace, or from a %d pattern.
     const std::string metrics =
         f.original_metrics.empty()

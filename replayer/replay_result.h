@@ -56,6 +56,11 @@ struct Coverage {
   // Leaf tensors laid out as non-contiguous views of their storage: recorded
   // strides, or (traces without strides) those of the view op that made them.
   uint64_t strided_leaves = 0;
+  // --autograd record: forward ops run in grad mode over parameters that
+  // require grad (-1: recording off); why none were, when none were.
+  int64_t autograd_forward_ops = -1;
+  uint64_t autograd_parameters = 0;
+  std::string autograd_none;
 };
 
 // One selected op: its replay time per measured iteration and the original.

@@ -11,6 +11,7 @@
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "etb/config.h"
+#include "replayer/autograd_record.h"
 #include "replayer/executor.h"
 #include "replayer/heap_match.h"
 #include "replayer/host_plan.h"
@@ -47,6 +48,19 @@ at::Device replayDevice(const trace::Trace& t, const std::string& asked) {
                     " asked for, but this libtorch has no CUDA (use --device cpu)");
   }
   return at::Device(dev == "cuda" ? "cuda:0" : dev);
+}
+
+void recordAutograd(const trace::Trace& trace, detail::Plan& plan) {
+  const detail::AutogradRecording r = detail::planAutogradRecording(trace, plan);
+  plan.coverage.autograd_forward_ops = static_cast<int64_t>(r.forward_steps);
+  plan.coverage.autograd_parameters = r.parameters;
+  plan.coverage.autograd_none = r.none_because;
+  if (r.none_because.empty()) {
+    ETB_LOG(kInfo) << "autograd: " << r.forward_steps << " forward ops record over "
+                   << r.parameters << " parameters";
+  } else {
+    ETB_LOG(kWarn) << "--autograd record: nothing recorded: " << r.none_because;
+  }
 }
 
 std::string hostName() {
@@ -132,6 +146,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   }
   comm.prepare(trace);
   detail::Plan plan = detail::buildPlan(trace, selected, popts);
+  if (options.record_autograd) recordAutograd(trace, plan);
   // Prepared here to refuse a trace without profiler times before replaying;
   // again after the warm-up with the cost measured on the replay's ops.
   std::optional<detail::HostPlan> host;

@@ -37,6 +37,9 @@ struct ReplayOptions {
   // Set glibc's heap thresholds so that the replay's page faults per
   // iteration come near the original's (replayer/heap_match.h).
   bool match_heap = false;
+  // Run the forward's ops in grad mode over parameters that require grad, as
+  // the original did, and the rest under no_grad (autograd_record.h).
+  bool record_autograd = false;
   // The original's system metrics (recorder sidecar), reported beside the
   // replay's and, per rank, in the multi-rank table.
   std::optional<OriginalSystem> original_system;

@@ -94,7 +94,7 @@ json opListJson(const std::vector<SkippedOp>& ops) {
 }
 
 json coverageJson(const Coverage& c) {
-  return {{"operators", c.operators},
+  json j = {{"operators", c.operators},
           {"replayed", c.replayed},
           {"skipped", c.skipped},
           {"skipped_by_reason", c.skipped_by_reason},
@@ -108,6 +108,12 @@ json coverageJson(const Coverage& c) {
           {"comms", c.comms},
           {"comms_replayed", c.comms_replayed},
           {"strided_leaves", c.strided_leaves}};
+  if (c.autograd_forward_ops >= 0) {
+    j["autograd"] = {{"forward_ops", c.autograd_forward_ops},
+                     {"parameters", c.autograd_parameters},
+                     {"none_because", c.autograd_none}};
+  }
+  return j;
 }
 
 json opsJson(const std::vector<OpStat>& ops) {

@@ -32,6 +32,14 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
      << " operators replayed (" << formatFixed(detail::coveragePct(c), 1)
      << "%), " << c.skipped << " skipped; collectives " << c.comms_replayed
      << "/" << c.comms << "\n";
+  if (c.autograd_forward_ops >= 0) {
+    if (c.autograd_none.empty()) {
+      os << "# autograd: the forward's " << c.autograd_forward_ops << " ops recorded over "
+         << c.autograd_parameters << " parameters (the rest under no_grad)\n";
+    } else {
+      os << "# autograd: nothing recorded: " << c.autograd_none << "\n";
+    }
+  }
   if (c.fallback_fp32 + c.noop + c.adapted > 0) {
     os << "# of those: " << c.fallback_fp32 << " in float32, " << c.noop << " no-ops, "
        << c.adapted << " adapted (data the trace lacks; see the JSON report)\n";

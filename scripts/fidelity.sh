@@ -26,6 +26,8 @@
 #   FIDELITY_KEEP   set to keep the work directory (printed at the end)
 #   FIDELITY_HEAP   et_replay --heap: match (default: glibc's thresholds set so that the replay's
 #                   page faults per iteration come near the original's) or glibc (left as they are)
+#   FIDELITY_AUTOGRAD et_replay --autograd: off (default) or record (the forward's ops build
+#                   autograd's graph over the parameters, as the original's did)
 #   FIDELITY_NICE   niceness of both sides (default -15 as root, else 0): on a machine shared
 #                   with compilers a higher priority means fewer preemption stalls in either.
 #                   Where the kernel groups processes by session (autogroup: most distributions,
@@ -47,6 +49,7 @@ TRACE_KIND="${FIDELITY_TRACE:-committed}"
 ROUNDS="${FIDELITY_ROUNDS:-3}"
 ITERS="${FIDELITY_ITERS:-20}"
 HEAP="${FIDELITY_HEAP:-match}"
+AUTOGRAD="${FIDELITY_AUTOGRAD:-off}"
 NICE="${FIDELITY_NICE:-$([ "$(id -u)" = 0 ] && echo -15 || echo 0)}"
 SAMPLES=("$@")
 if [ ${#SAMPLES[@]} -eq 0 ]; then
@@ -116,7 +119,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     # a failed replay is reported in the table (no report file), not fatal for the others
     # The original's page faults from its fresh measurement (the committed sidecars predate them).
     nice -n "$NICE" "$REPLAY" "$trace" --kineto "$kineto" --host-time emulate --device cpu --threads 1 \
-      --index-dist "$dist" --heap "$HEAP" --original-metrics "$RW/$name/$name.metrics.json" \
+      --index-dist "$dist" --heap "$HEAP" --autograd "$AUTOGRAD" --original-metrics "$RW/$name/$name.metrics.json" \
       --warmup 3 --iters "$ITERS" --quiet --report-json "$RW/$name.json" \
       >"$RW/$name.replay.log" 2>&1 \
       || { echo "fidelity.sh: et_replay failed on $trace (exit $?); last lines:" >&2;

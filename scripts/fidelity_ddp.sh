@@ -13,6 +13,7 @@
 # Environment: ETB_REPLAY, ETB_PYTHON, FIDELITY_ROUNDS (default 3), FIDELITY_KEEP as fidelity.sh;
 #   FIDELITY_COMM  backend for the replay (default gloo, the recording's)
 #   FIDELITY_NICE  niceness of both sides (default -15 as root, else 0; scripts/fidelity_common.sh)
+#   FIDELITY_AUTOGRAD et_replay --autograd (default off; record: the forward builds autograd's graph)
 #   FIDELITY_HEAP  et_replay --heap (default match: page faults near the fresh original's, per rank)
 set -euo pipefail
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
@@ -61,7 +62,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     [ "${FIDELITY_HOST:-1}" = 0 ] && host=()
     nice -n "$NICE" mpirun -np "$np" --oversubscribe --bind-to none "$REPLAY" \
       "fleet_samples/$name/$name.rank%d.et.json.gz" --comm "$COMM" --device cpu --threads 1 \
-      "${host[@]}" --heap "${FIDELITY_HEAP:-match}" \
+      "${host[@]}" --heap "${FIDELITY_HEAP:-match}" --autograd "${FIDELITY_AUTOGRAD:-off}" \
       --original-metrics "$RW/$name/$name.rank%d.metrics.json" \
       --warmup 3 --iters 10 --report-json "$RW/$name.json" >"$RW/$name.replay.log" 2>&1 \
       || { echo "fidelity_ddp.sh: et_replay failed on $name (exit $?); last lines:" >&2;

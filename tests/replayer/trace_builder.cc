@@ -49,12 +49,22 @@ trace::NodeId TraceBuilder::op(const std::string& schema, std::vector<trace::Val
                                std::vector<trace::Value> outputs) {
   trace::Node n;
   n.id = next_id_++;
-  n.parent = 2;
+  n.parent = parent_;
   n.kind = trace::NodeKind::kOperator;
   n.op_schema = t_.strings.intern(schema);
   n.name = t_.strings.intern(schema.substr(0, schema.find_first_of(".(")));
   n.inputs = std::move(inputs);
   n.outputs = std::move(outputs);
+  t_.nodes.push_back(std::move(n));
+  return t_.nodes.back().id;
+}
+
+trace::NodeId TraceBuilder::label(const std::string& name) {
+  trace::Node n;
+  n.id = next_id_++;
+  n.parent = 2;
+  n.kind = trace::NodeKind::kLabel;
+  n.name = t_.strings.intern(name);
   t_.nodes.push_back(std::move(n));
   return t_.nodes.back().id;
 }

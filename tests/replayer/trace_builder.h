@@ -17,9 +17,14 @@ class TraceBuilder {
   // A float tensor with its own storage (or `storage` when given).
   trace::Value tensor(const std::vector<int64_t>& shape, trace::DType dtype = trace::DType::kFloat,
                       uint64_t storage = 0);
-  // An operator node under the thread root; returns its id.
+  // An operator node under the thread root, or under the label that
+  // under() named; returns its id.
   trace::NodeId op(const std::string& schema, std::vector<trace::Value> inputs,
                    std::vector<trace::Value> outputs);
+  // A label node (record_function) under the thread root; returns its id.
+  trace::NodeId label(const std::string& name);
+  // Later ops go under `parent` (a label's id; 2 = the thread root).
+  void under(trace::NodeId parent) { parent_ = parent; }
   // A record_param_comms collective node `id` under the thread root, with
   // `info` appended to the trace's comms.
   trace::NodeId collective(trace::NodeId id, trace::CommInfo info, std::vector<trace::Value> inputs = {});
@@ -29,6 +34,7 @@ class TraceBuilder {
  private:
   trace::Trace t_;
   trace::NodeId next_id_ = 3;
+  trace::NodeId parent_ = 2;
 };
 
 // An int[] argument as the observer records it (GenericList[Int]).
