@@ -35,18 +35,10 @@ echo "== torch $TORCH_VERSION (CUDA $TORCH_CUDA) at $TORCH_DIR; toolkit $CUDA_RO
 PACKAGES=(cmake libopenmpi-dev openmpi-bin libprotobuf-dev protobuf-compiler nlohmann-json3-dev
           libsimdjson-dev libcli11-dev libgtest-dev zlib1g-dev)
 if [ -z "${ETB_NO_APT:-}" ] && command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
-  missing=()
-  for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    echo "== installing: ${missing[*]}"
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    # Offline or not Debian's names: say so and let CMake name what is really missing.
-    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; } ||
-      echo "== could not install ${missing[*]} with apt-get; trying with what is installed" >&2
-  fi
+  source scripts/apt_packages.sh
+  # Offline or not Debian's names: say so and let CMake name what is really missing.
+  installMissing "${PACKAGES[@]}" ||
+    echo "== could not install the missing packages with apt-get; trying with what is installed" >&2
 fi
 
 # NCCL: the toolkit's, else the wheel's (libnccl.so.2 only: CMake looks for libnccl.so).

@@ -18,16 +18,8 @@ PACKAGES=(
   ccache time
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "== installing: ${missing[*]}"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+source scripts/apt_packages.sh
+installMissing "${PACKAGES[@]}"
 
 BUILD_DIR="${ETB_BUILD_DIR:-build}"
 CMAKE_ARGS=(-DCMAKE_BUILD_TYPE=Release)
