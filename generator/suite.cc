@@ -81,9 +81,10 @@ JobFacts readJobFacts(const FleetJob& job) {
     const std::vector<trace::Trace> ranks = readTraceFiles(job.traces, job.kineto);
     f.ranks = static_cast<int>(ranks.size());
     const trace::Trace& first = ranks.front();
-    const bool gpu = std::any_of(first.tensors.begin(), first.tensors.end(), [&](const trace::TensorRef& r) {
+    const auto on_gpu = [&](const trace::TensorRef& r) {
       return r.has_device && first.str(r.device).rfind("cuda", 0) == 0;
-    });
+    };
+    const bool gpu = std::any_of(first.tensors.begin(), first.tensors.end(), on_gpu);
     f.device = gpu ? "cuda" : "cpu";
     for (const trace::Trace& t : ranks) {
       for (const auto& [op, n] : opSignature(t, 0)) f.signature[op] += n;

@@ -65,8 +65,8 @@ struct Group {
 };
 
 // Greedy clustering: a job joins the first group whose first member has its
-// ranks and device and is at least `threshold` similar, else starts a new one. The representative is
-// the member most similar to the others.
+// ranks and device and is at least `threshold` similar, else starts a new
+// one. The representative is the member most similar to the others.
 std::vector<Group> groupJobs(const std::vector<JobFacts>& facts, double threshold = 0.8);
 
 // Weights sum to 1: by recorded time when every grouped job has one, else by

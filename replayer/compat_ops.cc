@@ -84,8 +84,9 @@ void foreachLerpList(at::TensorList self, at::TensorList end, at::TensorList wei
 
 // The schemas are torch 2.x's own, so the recorded arguments decode as they do there.
 TORCH_LIBRARY(etb_compat, m) {
-  m.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
-        "float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
+  m.def("scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+        "Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, "
+        "float? scale=None, bool enable_gqa=False) -> Tensor",
         &sdpa);
   m.def("_scaled_dot_product_efficient_attention_backward(Tensor grad_out_, Tensor query, "
         "Tensor key, Tensor value, Tensor attn_bias, Tensor out, Tensor logsumexp, "

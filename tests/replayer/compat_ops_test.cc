@@ -36,12 +36,15 @@ TEST(CompatOps, OnlyForOpsThisLibtorchLacks) {
 
 TEST(CompatOps, AttentionForwardMatchesLibtorchMathAndKeepsTheFusedLayout) {
   at::manual_seed(7);
-  const at::Tensor q = at::randn({2, 3, 5, 4}), k = at::randn({2, 3, 5, 4}), v = at::randn({2, 3, 5, 4});
+  const at::Tensor q = at::randn({2, 3, 5, 4});
+  const at::Tensor k = at::randn({2, 3, 5, 4});
+  const at::Tensor v = at::randn({2, 3, 5, 4});
   for (bool causal : {false, true}) {
     const auto out = call(standIn("aten::scaled_dot_product_attention"),
                           {q, k, v, c10::IValue(), 0.0, causal, c10::IValue(), false});
     const at::Tensor got = out.at(0).toTensor();
-    const at::Tensor want = std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, causal));
+    const at::Tensor want =
+        std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, causal));
     EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-6)) << "causal " << causal;
     // [B, L, H, E] memory, as the recorded GPU output: strides (L*H*E, E, H*E, 1)
     EXPECT_EQ(got.strides(), (std::vector<int64_t>{60, 4, 12, 1}));
@@ -51,18 +54,21 @@ TEST(CompatOps, AttentionForwardMatchesLibtorchMathAndKeepsTheFusedLayout) {
 TEST(CompatOps, AttentionBackwardIsAutogradsGradient) {
   at::manual_seed(11);
   for (bool causal : {false, true}) {
-    const at::Tensor q = at::randn({2, 2, 6, 4}).requires_grad_(), k = at::randn({2, 2, 6, 4}).requires_grad_(),
-                     v = at::randn({2, 2, 6, 4}).requires_grad_();
+    const at::Tensor q = at::randn({2, 2, 6, 4}).requires_grad_();
+    const at::Tensor k = at::randn({2, 2, 6, 4}).requires_grad_();
+    const at::Tensor v = at::randn({2, 2, 6, 4}).requires_grad_();
     const at::Tensor g = at::randn({2, 2, 6, 4});
-    const at::Tensor ref = std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, causal));
+    const at::Tensor ref =
+        std::get<0>(at::_scaled_dot_product_attention(q, k, v, {}, 0.0, false, causal));
     const auto want = torch::autograd::grad({ref}, {q, k, v}, {g});
     const auto out = call(standIn("aten::_scaled_dot_product_efficient_attention_backward"),
-                          {g, q.detach(), k.detach(), v.detach(), at::Tensor(), ref.detach(), at::Tensor(),
-                           at::Tensor(), at::Tensor(), 0.0, c10::List<bool>({true, true, true, false}), causal,
-                           c10::IValue()});
+                          {g, q.detach(), k.detach(), v.detach(), at::Tensor(), ref.detach(),
+                           at::Tensor(), at::Tensor(), at::Tensor(), 0.0,
+                           c10::List<bool>({true, true, true, false}), causal, c10::IValue()});
     ASSERT_EQ(out.size(), 4u);
     for (size_t i = 0; i < 3; ++i) {
-      EXPECT_TRUE(at::allclose(out[i].toTensor(), want[i], 1e-4, 1e-5)) << "grad " << i << " causal " << causal;
+      EXPECT_TRUE(at::allclose(out[i].toTensor(), want[i], 1e-4, 1e-5))
+          << "grad " << i << " causal " << causal;
     }
     EXPECT_FALSE(out[3].toTensor().defined());  // no bias, none asked for
   }
@@ -70,7 +76,8 @@ TEST(CompatOps, AttentionBackwardIsAutogradsGradient) {
 
 TEST(CompatOps, ForeachLerpIsLerpPerTensor) {
   at::manual_seed(3);
-  std::vector<at::Tensor> self = {at::randn({3}), at::randn({2, 2})}, end = {at::randn({3}), at::randn({2, 2})};
+  std::vector<at::Tensor> self = {at::randn({3}), at::randn({2, 2})};
+  const std::vector<at::Tensor> end = {at::randn({3}), at::randn({2, 2})};
   std::vector<at::Tensor> want;
   for (size_t i = 0; i < self.size(); ++i) want.push_back(at::lerp(self[i], end[i], 0.25));
   call(standIn("aten::_foreach_lerp_", "Scalar"), {self, end, at::Scalar(0.25)});
