@@ -121,8 +121,11 @@ def baseMeta(args, name):
         "seed": args.seed,
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "host_cpus": os.cpu_count(),
-        "recorded_with": "fleet_samples/record.py --model %s%s --threads %d --warmup %d --iters %d%s"
+        # --device only when not the default, so the CPU samples' strings stay as they were.
+        "recorded_with": "fleet_samples/record.py --model %s%s%s --threads %d --warmup %d "
+                         "--iters %d%s"
                          % (args.model, " --name " + name if name != args.model else "",
+                            " --device " + args.device if args.device != "cpu" else "",
                             args.threads, args.warmup, args.iters,
                             "".join(" --size " + kv for kv in args.size)),
     }

@@ -52,7 +52,7 @@ trace::FileKind sniff(const std::string& path) {
 // `info`; false when there is none or it is not a fleet meta.json (a warning:
 // the job keeps its profiled original rather than dropping out of the suite).
 bool originalFromMeta(const FleetJob& job, int ranks, ProgramInfo& info) {
-  const std::string meta = metaBeside(job.traces.front(), job.name);
+  const std::string meta = metaBeside(job.traces.front(), job.stem.empty() ? job.name : job.stem);
   if (meta.empty()) return false;
   try {
     attachOriginalMeta(meta, ranks, info);
@@ -80,6 +80,12 @@ JobFacts readJobFacts(const FleetJob& job) {
   try {
     const std::vector<trace::Trace> ranks = readTraceFiles(job.traces, job.kineto);
     f.ranks = static_cast<int>(ranks.size());
+    const trace::Trace& first = ranks.front();
+    const auto on_gpu = [&](const trace::TensorRef& r) {
+      return r.has_device && first.str(r.device).rfind("cuda", 0) == 0;
+    };
+    const bool gpu = std::any_of(first.tensors.begin(), first.tensors.end(), on_gpu);
+    f.device = gpu ? "cuda" : "cpu";
     for (const trace::Trace& t : ranks) {
       for (const auto& [op, n] : opSignature(t, 0)) f.signature[op] += n;
     }
@@ -135,6 +141,7 @@ FleetScan scanFleet(const std::string& dir) {
   std::sort(files.begin(), files.end());
   FleetScan scan;
   std::map<std::string, std::vector<Candidate>> ets, kinetos;  // key: folder/stem
+  std::map<std::string, std::string> folders;                  // key -> folder under dir
   for (const std::string& path : files) {
     const fs::path p(path);
     const std::string name = p.filename().string();
@@ -143,6 +150,7 @@ FleetScan scanFleet(const std::string& dir) {
     const std::string key = p.parent_path().string() + "/" + fileStem(name, &c.rank);
     if (kind == trace::FileKind::kPyTorchEt || kind == trace::FileKind::kChakra) {
       ets[key].push_back(c);
+      folders[key] = fs::path(p.parent_path()).lexically_relative(dir).generic_string();
     } else if (kind == trace::FileKind::kKineto) {
       // Prefer the Kineto trace over a legacy Chrome export of the same run.
       auto& v = kinetos[key];
@@ -157,7 +165,8 @@ FleetScan scanFleet(const std::string& dir) {
   }
   for (auto& [key, c] : ets) {
     FleetJob job;
-    job.name = benchName(key);
+    job.name = job.stem = benchName(key);
+    job.folder = folders[key];
     job.traces = byRank(c);
     if (auto it = kinetos.find(key); it != kinetos.end() && it->second.size() == c.size()) {
       job.kineto = byRank(it->second);
@@ -167,13 +176,33 @@ FleetScan scanFleet(const std::string& dir) {
   return scan;
 }
 
+void uniqueJobNames(std::vector<FleetJob>& jobs) {
+  std::map<std::string, int> count;
+  for (const FleetJob& j : jobs) ++count[j.name];
+  std::map<std::string, int> taken;
+  for (FleetJob& j : jobs) {
+    if (count[j.name] < 2) continue;
+    // The folders above the job's own ("gpu_h200" of gpu_h200/gpt/gpt.et.json.gz).
+    fs::path above = fs::path(j.folder);
+    if (above.filename() == j.stem) above = above.parent_path();
+    std::string prefix;
+    for (const fs::path& part : above) {
+      if (part != "." && !part.empty()) prefix += part.string() + "_";
+    }
+    std::string name = benchName(prefix + j.stem);
+    // The same folders in two fleet folders: numbered in scan order.
+    if (const int n = taken[name]++; n > 0) name += "_" + std::to_string(n + 1);
+    j.name = name;
+  }
+}
+
 std::vector<Group> groupJobs(const std::vector<JobFacts>& facts, double threshold) {
   std::vector<Group> groups;
   for (size_t j = 0; j < facts.size(); ++j) {
     if (!facts[j].error.empty()) continue;
     auto same = [&](const Group& g) {
       const JobFacts& first = facts[g.members.front()];
-      return first.ranks == facts[j].ranks &&
+      return first.ranks == facts[j].ranks && first.device == facts[j].device &&
              similarity(first.signature, facts[j].signature) >= threshold;
     };
     auto it = std::find_if(groups.begin(), groups.end(), same);
@@ -221,6 +250,7 @@ SuiteSummary generateSuite(const std::vector<std::string>& fleet_dirs, const std
     for (FleetJob& j : one.jobs) scan.jobs.push_back(std::move(j));
     scan.ignored.insert(scan.ignored.end(), one.ignored.begin(), one.ignored.end());
   }
+  uniqueJobNames(scan.jobs);
   const std::string fleet_dir = fleet_dirs.empty() ? std::string("--suite") : fleet_dirs.front();
   std::vector<JobFacts> facts;
   for (const FleetJob& job : scan.jobs) {

@@ -18,7 +18,8 @@ json jobsJson(const FleetScan& scan, const std::vector<JobFacts>& facts,
   for (size_t j = 0; j < scan.jobs.size(); ++j) {
     json x = {{"name", scan.jobs[j].name}, {"traces", scan.jobs[j].traces},
               {"kineto", scan.jobs[j].kineto}, {"ranks", facts[j].ranks},
-              {"original_iter_ms", orNull(facts[j].original_iter_ms)}, {"group", json()}};
+              {"original_iter_ms", orNull(facts[j].original_iter_ms)}, {"device", facts[j].device},
+              {"group", json()}};
     if (!facts[j].error.empty()) x["error"] = facts[j].error;
     for (size_t g = 0; g < groups.size(); ++g) {
       for (size_t m : groups[g].members) {
@@ -44,6 +45,7 @@ json groupsJson(const FleetScan& scan, const std::vector<JobFacts>& facts,
                    {"weight", groups[g].weight},
                    {"coverage", groups[g].coverage},
                    {"ranks", facts[rep].ranks},
+                   {"device", facts[rep].device},
                    {"ops", programs[g].ops},
                    {"original_iter_ms", orNull(facts[rep].original_iter_ms)}});
   }

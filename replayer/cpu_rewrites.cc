@@ -41,4 +41,15 @@ bool rewriteForCpu(std::string* name, std::string* overload,
   return false;
 }
 
+bool deviceDependentOutput(std::string_view op, size_t ret) {
+  // embedding_bag's offset2bag, bag_size and max_indices: CUDA fills
+  // offset2bag per index and leaves max_indices empty in sum mode, the CPU
+  // fast path leaves offset2bag empty and sizes max_indices by bag.
+  if (op == "aten::embedding_bag" || op == "aten::_embedding_bag" ||
+      op == "aten::_embedding_bag_forward_only") {
+    return ret >= 1 && ret <= 3;
+  }
+  return false;
+}
+
 }  // namespace etb::replay::detail

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/base/log.h"
+#include "replayer/cpu_rewrites.h"
 #include "replayer/data_rules.h"
 #include "replayer/dtype_fallback.h"
 
@@ -345,9 +346,16 @@ void Executor::verify(const PlanStep& step, ReplayDiagnostics* diag) const {
         }
       }
     }
-    if (!what.empty()) {
-      diag->output_mismatches.push_back("node " + std::to_string(n.id) + " " + step.name +
-                                        " output " + std::to_string(o.ret) + ": " + what);
+    if (what.empty()) continue;
+    const std::string line = "node " + std::to_string(n.id) + " " + step.name + " output " +
+                             std::to_string(o.ret) + ": " + what;
+    const std::string recorded(r.has_device ? trace_.str(r.device) : "");
+    const bool other_device = !recorded.empty() && t.defined() &&
+                              recorded.rfind(t.device().is_cuda() ? "cuda" : "cpu", 0) != 0;
+    if (other_device && deviceDependentOutput(step.name, o.ret)) {
+      diag->device_dependent.push_back(line + " (recorded on " + recorded + ")");
+    } else {
+      diag->output_mismatches.push_back(line);
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
+#include "replayer/compat_ops.h"
 #include "replayer/cpu_rewrites.h"
 #include "replayer/data_rules.h"
 #include "replayer/dtype_fallback.h"
@@ -131,9 +132,15 @@ class PlanBuilder {
     }
     step.name = name;
     step.op = c10::Dispatcher::singleton().findSchema({name, step.overload});
+    std::string stand_in;
+    if (!step.op) step.op = compatOp(name, step.overload, &stand_in);
     if (!step.op) {
       *why = "op not in this libtorch" + libraryNote(name);
       return false;
+    }
+    if (!stand_in.empty()) {
+      ++plan_.coverage.adapted;
+      plan_.coverage.adapted_ops.push_back({n.id, name, stand_in});
     }
     return true;
   }

@@ -171,6 +171,12 @@ int replayMain(Flags& f, int argc, char** argv) {
     replay::ReplayDiagnostics diag;
     replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
+    if (!diag.device_dependent.empty()) {
+      ETB_LOG(kInfo) << diag.device_dependent.size()
+                     << " output shape(s) differ from the recording because it ran on another "
+                        "device (the kernel's choice, not a replay fault), e.g. "
+                     << diag.device_dependent.front();
+    }
     const bool own_file = f.timed_trace.find("%d") != std::string::npos;
     if (!f.timed_trace.empty() && (own_file || comm->rank() == 0)) {
       const auto s = replay::writeTimedTrace(t, r, f.timed_trace, comm->rank());

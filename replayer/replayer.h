@@ -49,6 +49,9 @@ struct ReplayOptions {
 // What a verifying replay found wrong (empty when the replay is faithful).
 struct ReplayDiagnostics {
   std::vector<std::string> output_mismatches;  // "node 12 aten::mm: ..."
+  // Shapes that differ only because the trace was recorded on another device
+  // (replayer/cpu_rewrites.h deviceDependentOutput): reported, not failures.
+  std::vector<std::string> device_dependent;
   uint64_t outputs_checked = 0;
 };
 

@@ -42,7 +42,8 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
   }
   if (c.fallback_fp32 + c.noop + c.adapted > 0) {
     os << "# of those: " << c.fallback_fp32 << " in float32, " << c.noop << " no-ops, "
-       << c.adapted << " adapted (data the trace lacks; see the JSON report)\n";
+       << c.adapted
+       << " adapted (data the trace lacks, or ops newer than this libtorch; see the JSON report)\n";
   }
   os << "#\n";
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Coverage on CPU of every public PyTorch ET (../shared/traces, archives unpacked into a temp
-# dir) and every fleet sample: one et_replay --device cpu --iters 1 each, one row
+# dir) and every fleet sample (zoo/ and gpu_h200/ too): one et_replay --device cpu --iters 1 each, one row
 # each: replayed/operators, percent, fp32-fallback and no-op counts, and the skip reasons.
 #   scripts/coverage.sh [TRACE...]     default: all of the above
 # Environment: ETB_REPLAY (default build/replayer/et_replay), ETB_TRACES (default ../shared/traces)
@@ -21,7 +21,11 @@ if [ ${#FILES[@]} -eq 0 ]; then
       { find "$TRACES" -name '*.json.gz' ! -name '*kineto*' ! -name '*_trace.json.gz'
         find "$TRACES" -name 'pt2_et.json'; find "$WORK" -name '*.json' ! -name '._*'; } | sort)
   fi
-  while IFS= read -r f; do FILES+=("$f"); done < <(ls fleet_samples/*/*.et.json.gz 2>/dev/null)
+  # The committed samples one level down too: zoo/ and the GPU recordings (gpu_h200/, replayed
+  # on the CPU), less the GPU-bound sizes: minutes of GEMMs on a CPU each, and the same
+  # operators as their default sizes (pass them as TRACE to include them).
+  while IFS= read -r f; do FILES+=("$f"); done < <(
+    ls fleet_samples/*/*.et.json.gz fleet_samples/{zoo,gpu_h200}/*/*.et.json.gz 2>/dev/null | grep -v '_big\.et\.json\.gz$')
 fi
 printf '%-58s %12s %7s %5s %5s  %s\n' trace replayed % fp32 noop "skipped: reason (count)"
 for f in "${FILES[@]}"; do

@@ -155,7 +155,9 @@ void printHeader(const TraceSummary& s, std::ostream& os) {
   if (s.timed_operators > 0) {
     os << "linked:     " << s.timed_operators << " of " << s.operators
        << " operators timed (" << std::fixed << std::setprecision(1)
-       << s.linkedPercent() << "%), " << s.kernels << " GPU kernels\n";
+       << s.linkedPercent() << "%), " << s.kernels << " GPU kernels";
+    if (s.kernels > 0) os << " (" << std::setprecision(1) << s.kernel_us << " us)";
+    os << "\n";
   }
 }
 
@@ -227,6 +229,8 @@ TraceSummary summarizeTrace(const Trace& trace, size_t top_n,
   std::vector<OpStat> ops = collectOps(trace, &s.timed_operators);
   s.distinct_operators = ops.size();
   s.kernels = trace.kernels.size();
+  for (const KernelEvent& k : trace.kernels) s.kernel_us += k.dur_us;
+  for (const Node& n : trace.nodes) s.node_gpu_us += n.gpu_dur_us > 0 ? n.gpu_dur_us : 0;
   if (s.timed_operators > 0) {
     s.top_by_time = topBy(ops, top_n, [](const OpStat& o) { return o.total_us; });
   }
@@ -256,6 +260,8 @@ nlohmann::json summaryToJson(const TraceSummary& s) {
   j["timed_operators"] = s.timed_operators;
   j["linked_percent"] = s.linkedPercent();
   j["kernels"] = s.kernels;
+  j["kernel_us"] = s.kernel_us;
+  j["node_gpu_us"] = s.node_gpu_us;
   j["top_operators_by_count"] = opsToJson(s.top_by_count);
   j["top_operators_by_time"] = opsToJson(s.top_by_time);
   j["collectives"] = nlohmann::json::array();

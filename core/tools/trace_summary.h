@@ -51,6 +51,8 @@ struct TraceSummary {
   size_t distinct_operators = 0;
   size_t timed_operators = 0;   // operators with a duration (linked)
   size_t kernels = 0;           // GPU kernels attached by a Kineto link
+  double kernel_us = 0;         // their summed durations (trace.kernels)
+  double node_gpu_us = 0;       // the same time as the nodes hold it (Node::gpu_dur_us)
   std::vector<OpStat> top_by_count;  // at most top_n, most calls first
   std::vector<OpStat> top_by_time;   // empty unless some operator is timed
 

@@ -157,6 +157,23 @@ TEST(ChakraWriter, PublicChakraFilesRoundTrip) {
   }
 }
 
+// The GPU fleet samples (torch 2.11's ET schema 1.1.1 on an H200: cuda:0 and
+// cpu tensors, attrs, ctrl_deps) come back from Chakra unchanged.
+TEST(ChakraWriter, GpuFleetSamplesRoundTripThroughChakra) {
+  const std::string dir = std::string(ETB_SOURCE_DIR) + "/fleet_samples/gpu_h200";
+  size_t checked = 0;
+  for (const std::string& f : test::listFiles(dir, {".et.json.gz"})) {
+    SCOPED_TRACE(f);
+    const Trace t = readEtJson(f);
+    EXPECT_EQ(t.schema.rfind("1.1.1", 0), 0u) << t.schema;
+    const Trace back = readChakraBytes(writeChakraBytes(t), "x.et");
+    EXPECT_EQ(back.nodes.size(), t.nodes.size());
+    EXPECT_EQ(diffTraces(t, back), "");
+    ++checked;
+  }
+  EXPECT_EQ(checked, 9u) << "GPU samples missing under " << dir;
+}
+
 TEST(ChakraWriter, EveryPublicPyTorchEtRoundTripsThroughChakra) {
   ETB_REQUIRE_SHARED_TRACES(dir);
   std::vector<std::string> files = test::listFiles(dir, {".json.gz", ".json"});

@@ -108,6 +108,47 @@ TEST_F(FleetDir, TimedFleetIsWeightedByRecordedTime) {
   }
 }
 
+// A fleet with CPU and GPU recordings of one model (fleet_samples/gpt and
+// fleet_samples/gpu_h200/gpt, similar enough by operators to be one group):
+// the GPU jobs group apart from the CPU one, and the two "gpt" jobs get
+// names that tell them apart while each still finds its own meta.json.
+TEST_F(FleetDir, GpuAndCpuRecordingsOfOneModelAreNeverOneGroup) {
+  const std::vector<std::pair<std::string, std::string>> jobs = {
+      {kFleet + "/gpt/gpt", "gpt"},
+      {kFleet + "/gpu_h200/gpt/gpt", "gpu_h200/gpt"},
+      {kFleet + "/gpu_h200/gpt_big/gpt_big", "gpu_h200/gpt_big"}};
+  for (const auto& [base, sub] : jobs) {
+    for (const char* ext : {".et.json.gz", ".kineto.json.gz", ".meta.json"}) link(base + ext, sub);
+  }
+  FleetScan scan = scanFleet(dir_.string());
+  ASSERT_EQ(scan.jobs.size(), 3u);
+  uniqueJobNames(scan.jobs);
+  // Path order: gpt/, gpu_h200/gpt/, gpu_h200/gpt_big/.
+  EXPECT_EQ(scan.jobs[0].name, "gpt");
+  EXPECT_EQ(scan.jobs[1].name, "gpu_h200_gpt");
+  EXPECT_EQ(scan.jobs[2].name, "gpt_big");
+  std::vector<JobFacts> facts;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    facts.push_back(readJobFacts(scan.jobs[j]));
+    ASSERT_TRUE(facts.back().error.empty()) << facts.back().error;
+    // Each job's original is its own sample's unprofiled median.
+    std::ifstream in(jobs[j].first + ".meta.json");
+    EXPECT_NEAR(facts.back().original_iter_ms,
+                nlohmann::json::parse(in).at("original").at("iter_ms_median").get<double>(), 0.0005)
+        << scan.jobs[j].name;
+  }
+  EXPECT_EQ(facts[0].device, "cpu");
+  EXPECT_EQ(facts[1].device, "cuda");
+  EXPECT_EQ(facts[2].device, "cuda");
+  // The operator signatures alone would put the CPU gpt with the GPU ones
+  // (the planted fault: grouping without the device).
+  ASSERT_GE(similarity(facts[0].signature, facts[1].signature), 0.8);
+  const std::vector<Group> groups = groupJobs(facts);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].members, (std::vector<size_t>{0}));
+  EXPECT_EQ(groups[1].members, (std::vector<size_t>{1, 2}));
+}
+
 // A fleet sample's meta.json beside its trace gives the job its unprofiled
 // original (the median of its plain steps, computed here from the list);
 // a meta.json that is not a fleet sample's is ignored with the profiled step
