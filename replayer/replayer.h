@@ -37,6 +37,10 @@ struct ReplayOptions {
   // Set glibc's heap thresholds so that the replay's page faults per
   // iteration come near the original's (replayer/heap_match.h).
   bool match_heap = false;
+  // Device time per op: after the measured iterations, this many more with
+  // device events around every op call (they cost host time, so they are
+  // not among the measured ones); -1 = 3 on CUDA; ignored on CPU.
+  int device_op_iters = -1;
   // The original's system metrics (recorder sidecar), reported beside the
   // replay's and, per rank, in the multi-rank table.
   std::optional<OriginalSystem> original_system;
