@@ -5,6 +5,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "replayer/executor.h"
+
 namespace etb::replay::detail {
 namespace {
 
@@ -52,10 +54,10 @@ void fillOriginalTotals(const trace::Trace& t, const trace::Iteration& it, const
 }
 }  // namespace
 
-std::vector<double> originalDeviceUs(const trace::Trace& trace, const Plan& plan) {
+std::vector<double> originalDeviceUs(const trace::Trace& trace, const std::vector<uint32_t>& selected) {
   std::unordered_map<uint32_t, size_t> step_of;
-  for (size_t i = 0; i < plan.steps.size(); ++i) step_of.emplace(plan.steps[i].node, i);
-  std::vector<double> us(plan.steps.size(), -1.0);
+  for (size_t i = 0; i < selected.size(); ++i) step_of.emplace(selected[i], i);
+  std::vector<double> us(selected.size(), -1.0);
   for (uint32_t i = 0; i < trace.nodes.size(); ++i) {
     const double k = trace.nodes[i].gpu_dur_us;
     if (k < 0) continue;
@@ -64,7 +66,7 @@ std::vector<double> originalDeviceUs(const trace::Trace& trace, const Plan& plan
     // one, a linked child is most likely another op whose drifted id and
     // name happen to agree (mid-2023 PARAM pairs: ones_like's fill_ taken
     // for zero_'s).
-    if (s < 0 || trace.nodes[plan.steps[static_cast<size_t>(s)].node].dur_us < 0) continue;
+    if (s < 0 || trace.nodes[selected[static_cast<size_t>(s)]].dur_us < 0) continue;
     us[static_cast<size_t>(s)] = addTo(us[static_cast<size_t>(s)], k);
   }
   return us;
@@ -72,7 +74,9 @@ std::vector<double> originalDeviceUs(const trace::Trace& trace, const Plan& plan
 
 void fillDeviceTimes(const trace::Trace& trace, const trace::Iteration& it, const Plan& plan,
                      const std::vector<IterationRecord>& timed, ReplayResult& r) {
-  const std::vector<double> orig = originalDeviceUs(trace, plan);
+  std::vector<uint32_t> nodes;
+  for (const PlanStep& s : plan.steps) nodes.push_back(s.node);
+  const std::vector<double> orig = originalDeviceUs(trace, nodes);
   DeviceTime d;
   d.iters = static_cast<int>(timed.size());
   std::unordered_map<std::string, KindStat*> kinds;

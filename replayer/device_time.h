@@ -5,19 +5,24 @@
 // the replay's from iterations timed with device events.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
-#include "replayer/executor.h"
+#include "core/model/trace.h"
 #include "replayer/replay_result.h"
 
 namespace etb::replay::detail {
 
-// The original's device time of each plan step: the kernels linked to its
-// node and to every node below it, each kernel once (a kernel belongs to the
-// innermost op that launched it; it counts for the nearest selected op at or
-// above that op, when that op is itself linked). -1 for a step with no
-// kernel linked.
-std::vector<double> originalDeviceUs(const trace::Trace& trace, const Plan& plan);
+struct IterationRecord;  // replayer/executor.h
+struct Plan;             // replayer/op_plan.h
+
+// The original's device time of each selected node (indices into
+// trace.nodes): the kernels linked to it and to every node below it, each
+// kernel once (a kernel belongs to the innermost op that launched it; it
+// counts for the nearest selected node at or above that op, when that node
+// is itself linked). -1 for a node with no kernel linked. The generator
+// carries these on the nodes it emits (it emits no children).
+std::vector<double> originalDeviceUs(const trace::Trace& trace, const std::vector<uint32_t>& selected);
 
 // Fills OpStat/KindStat device times and result.device_time from the
 // original's kernels and the `timed` iterations (records with device times;

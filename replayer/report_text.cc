@@ -124,19 +124,25 @@ void addKnown(double& a, double b) {
 
 // Device busy time per iteration: sums of kernel times, beside the
 // iteration times above (a GPU-bound iteration is mostly kernels).
-void printDeviceTime(const DeviceTime& d, std::ostream& os) {
+void printDeviceTime(const ReplayResult& r, std::ostream& os) {
+  const DeviceTime& d = *r.device_time;
+  auto share = [](double part_ms, double whole_ms) {
+    return whole_ms > 0 ? " = " + formatFixed(100 * part_ms / whole_ms, 0) + "% of its iteration"
+                        : std::string();
+  };
   os << "# device time per iteration (sum of kernel times):";
   if (d.replay_ms >= 0) {
-    os << " replay " << formatDuration(d.replay_ms * 1e3) << " (" << d.timed_ops
-       << " ops, medians over " << d.iters << " iterations with device events after the "
-       << "measured ones";
+    os << " replay " << formatDuration(d.replay_ms * 1e3) << share(d.replay_ms, r.replay_iter_ms.median)
+       << " (" << d.timed_ops << " ops, medians over " << d.iters
+       << " iterations with device events after the measured ones";
     if (d.host_synced_ops > 0) os << "; " << d.host_synced_ops << " ops wait for the device";
     os << ")";
   } else {
     os << " replay not timed (CUDA only)";
   }
   if (d.original_ms >= 0) {
-    os << "; original " << formatDuration(d.original_ms * 1e3);
+    os << "; original " << formatDuration(d.original_ms * 1e3)
+       << share(d.original_ms, r.original_iter_ms ? r.original_iter_ms->median : 0);
     if (d.original_ops_ms >= 0) os << ", of it " << formatDuration(d.original_ops_ms * 1e3)
                                    << " in the replayed ops";
     if (d.original_comm_ms > 0) {
@@ -335,7 +341,7 @@ void printReport(const ReplayResult& result, std::ostream& os,
                  size_t top_kinds) {
   printHeader(result, os);
   printIterations(result, os);
-  if (result.device_time) printDeviceTime(*result.device_time, os);
+  if (result.device_time) printDeviceTime(result, os);
   printKinds(result, top_kinds, os);
   printSkipped(result, os);
   printCollectives(result, os);

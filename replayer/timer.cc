@@ -140,6 +140,8 @@ class CudaSync final : public DeviceSync {
     for (size_t i = 0; i < gate_of_.size(); ++i) {
       if (gate_of_[i] == kNotTimed) continue;
       float ms = 0;
+      // synchronize() waits for the current device, which need not be ours.
+      ETB_TIMER_CUDA(cudaEventSynchronize(events_[i].second));
       ETB_TIMER_CUDA(cudaEventElapsedTime(&ms, events_[i].first, events_[i].second));
       t.us[i] = static_cast<double>(ms) * 1e3;
       if (gate_of_[i] >= 0 && gates_[static_cast<size_t>(gate_of_[i])]->timed_out.load() != 0) {
