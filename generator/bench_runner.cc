@@ -19,6 +19,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: bench [--warmup N] [--iters N] [--device cpu|cuda[:N]] [--threads N]\n"
+    "             [--device-op-iters N (cuda: extra iterations timing each op on the device)]\n"
     "             [--seed N] [--index-dist uniform|zipf:ALPHA] [--verify] [--quiet]\n"
     "             [--report-json FILE] [--report-html FILE] [--chrome-trace FILE]\n"
     "             [--comm-timeout SECONDS] [--log-level debug|info|warn|error]\n"
@@ -52,6 +53,8 @@ const std::map<std::string, Setter>& valueFlags() {
       {"--threads", [](BenchFlags& f, auto& n, auto& v) { f.options.threads = static_cast<int>(toInt(n, v)); }},
       {"--seed", [](BenchFlags& f, auto& n, auto& v) { f.options.seed = static_cast<uint64_t>(toInt(n, v)); }},
       {"--device", [](BenchFlags& f, auto&, auto& v) { f.options.device = v; }},
+      {"--device-op-iters",
+       [](BenchFlags& f, auto& n, auto& v) { f.options.device_op_iters = static_cast<int>(toInt(n, v)); }},
       {"--index-dist", [](BenchFlags& f, auto&, auto& v) { f.options.index_dist = v; }},
       {"--report-json", [](BenchFlags& f, auto&, auto& v) { f.report_json = v; }},
       {"--report-html", [](BenchFlags& f, auto&, auto& v) { f.report_html = v; }},

@@ -7,6 +7,7 @@
 #include "core/base/error.h"
 #include "generator/emit_values.h"
 #include "generator/escape.h"
+#include "replayer/device_time.h"
 #include "replayer/op_selection.h"
 
 namespace etb::gen {
@@ -25,7 +26,10 @@ std::string timeText(const trace::Node& n) {
   return buf;
 }
 
-std::string nodeStatement(const trace::Trace& t, const trace::Node& n, TensorNames& names) {
+// `gpu_dur_us`: the node's original device time with its children's (which
+// the program does not carry).
+std::string nodeStatement(const trace::Trace& t, const trace::Node& n, double gpu_dur_us,
+                          TensorNames& names) {
   std::string decls, chain;
   for (const trace::Value& v : n.inputs) chain += "\n      .in(" + valueExpr(t, v, names, decls) + ")";
   for (const trace::Value& v : n.outputs) chain += "\n      .out(" + valueExpr(t, v, names, decls) + ")";
@@ -33,9 +37,9 @@ std::string nodeStatement(const trace::Trace& t, const trace::Node& n, TensorNam
     chain += "\n      .attr(" + sv(t.str(a.name)) + ", " + sv(t.str(a.type)) + ", " +
              valueExpr(t, a.value, names, decls) + ")";
   }
-  if (n.start_us >= 0 || n.dur_us >= 0 || n.gpu_dur_us >= 0) {
+  if (n.start_us >= 0 || n.dur_us >= 0 || gpu_dur_us >= 0) {
     chain += "\n      .time(" + cDouble(n.start_us) + ", " + cDouble(n.dur_us) + ", " +
-             cDouble(n.gpu_dur_us) + ")";
+             cDouble(gpu_dur_us) + ")";
   }
   if (n.rf_id || n.fw_parent || n.seq_id != -1 || n.scope || n.tid || n.fw_tid) {
     std::ostringstream os;
@@ -86,6 +90,9 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
   const std::vector<replay::SelectedNode> selected = replay::selectNodes(t, it);
   if (selected.empty()) ETB_INPUT_ERROR(SourceLoc{t.path}, "no operators to replay in ", it.name);
   const replay::ViewLayouts layouts(t, selected);
+  std::vector<uint32_t> indices;
+  for (const replay::SelectedNode& s : selected) indices.push_back(s.index);
+  const std::vector<double> gpu_us = replay::detail::originalDeviceUs(t, indices);
   RankCode code;
   code.ops = selected.size();
   const std::string r = std::to_string(rank);
@@ -103,7 +110,7 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
       for (size_t k = f; k < std::min(end, f + options.ops_per_function); ++k) {
         const trace::Node& n = t.nodes[selected[k].index];
         if (selected[k].is_comm) ++code.comm_ops;
-        text += nodeStatement(t, n, names);
+        text += nodeStatement(t, n, gpu_us[k], names);
       }
       text += "}\n\n";
     }

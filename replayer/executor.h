@@ -32,6 +32,8 @@ struct IterationRecord {
   std::vector<double> lead_us;
   std::vector<double> call_us;  // per plan step: the op call itself, -1 when none
   double tail_us = 0;
+  // With device timing on (setDeviceTiming): each op call's device time.
+  StepDeviceTimes device;
   CommStats comm;
 };
 
@@ -47,6 +49,11 @@ class Executor {
   IterationRecord runIteration(bool track, ReplayDiagnostics* diag);
 
   uint64_t peakBytes() const { return peak_bytes_; }
+
+  // Device timing on: every op call of the following iterations is timed
+  // on the device (DeviceSync::beforeCall/afterCall), which costs host time;
+  // the iterations' records carry the times in `device`.
+  void setDeviceTiming(bool on) { device_timing_ = on && sync_.timesDevice(); }
 
   // Collectives off: their steps do nothing (outputs keep their last
   // values). For the host-time calibration in a forked child of a multi-rank
@@ -100,6 +107,7 @@ class Executor {
   HostSpinner spinner_;
   double call_t0_ = 0, call_t1_ = 0;  // the last op call's start and end (call())
   bool comm_enabled_ = true;
+  bool device_timing_ = false;
 };
 
 }  // namespace etb::replay::detail

@@ -50,6 +50,11 @@ void addFlags(CLI::App& app, Flags& f) {
                  "a fleet sample's meta.json: its unprofiled original (and its threads)")
       ->excludes(oms);
   app.add_option("--device", f.options.device, "cpu or cuda[:N] (default: the trace's if usable)");
+  app.add_option("--device-op-iters", f.options.device_op_iters,
+                 "on cuda: iterations after the measured ones with CUDA events around every op "
+                 "call, for each op's device time (median over them; -1 = 3; ignored on cpu)")
+      ->check(CLI::Range(-1, 1000))
+      ->capture_default_str();
   app.add_option("--threads", f.options.threads, "intra-op threads (0 = libtorch default)");
   app.add_option("--warmup", f.options.warmup, "warm-up iterations")->capture_default_str();
   app.add_option("--iters", f.options.iters, "measured iterations")->capture_default_str();

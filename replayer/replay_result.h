@@ -73,6 +73,12 @@ struct OpStat {
   double replay_us = 0;     // median over measured iterations
   double original_us = -1;  // from Kineto / trace timings; -1 unknown
   double start_us = 0;      // offset within the last measured iteration
+  // Device time (GPU): the replay's, median over the device-timed
+  // iterations (CUDA events around the call; -1 not timed: CPU, skipped
+  // ops, collectives); the original's, its linked kernels and those of the
+  // ops below it, each once (-1 none linked).
+  double device_us = -1;
+  double original_device_us = -1;
 };
 
 // Per operator name ("op kind"), summed over one iteration.
@@ -81,6 +87,27 @@ struct KindStat {
   uint64_t count = 0;
   double replay_us = 0;
   double original_us = -1;
+  double device_us = -1;           // sums of the ops' (-1: none has one)
+  double original_device_us = -1;
+};
+
+// Device busy time per iteration next to the iteration times: the sums of
+// kernel times, not the span the device was busy.
+struct DeviceTime {
+  // The original's linked kernels of the replayed iteration, all of them and
+  // those under the selected ops (the per-op column's sum); collectives'
+  // kernels separately (the replay times collectives on the host). -1 unknown.
+  double original_ms = -1;
+  double original_ops_ms = -1;
+  double original_comm_ms = -1;
+  // The replay's: iterations run after the measured ones with CUDA events
+  // around every op call (0: not timed), and the sum of the per-op medians.
+  int iters = 0;
+  double replay_ms = -1;
+  uint64_t timed_ops = 0;        // ops with a device time
+  uint64_t host_synced_ops = 0;  // of those, calls that waited for the device themselves
+  uint64_t events_per_iter = 0;
+  Distribution timed_iter_ms;    // those iterations' wall times (events included)
 };
 
 // Per collective type and message size, nccl-tests definitions.
@@ -196,6 +223,7 @@ struct ReplayResult {
   std::optional<OriginalSystem> original_system;
   std::optional<HostTime> host_time;
   std::optional<HeapMatch> heap;  // --heap match
+  std::optional<DeviceTime> device_time;  // when either side has device times
   std::vector<TimelineEvent> timeline;
 };
 

@@ -2,6 +2,7 @@
 #include "replayer/replayer.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "core/base/log.h"
 #include "etb/config.h"
 #include "replayer/autograd_record.h"
+#include "replayer/device_time.h"
 #include "replayer/executor.h"
 #include "replayer/heap_match.h"
 #include "replayer/host_plan.h"
@@ -105,6 +107,29 @@ void oneRankAtATime(Communicator& comm, F&& f) {
     if (r == comm.rank()) f();
     comm.sleepingBarrier();
   }
+}
+
+// The iterations run with device events around every op call, after the
+// measured ones (the events cost host time). Collectives stay host-timed:
+// they run on the backend's own stream.
+std::vector<detail::IterationRecord> deviceTimedIterations(detail::Executor& exec,
+                                                           const DeviceSync& sync,
+                                                           const at::Device& device,
+                                                           const ReplayOptions& o) {
+  std::vector<detail::IterationRecord> timed;
+  if (!sync.timesDevice()) return timed;
+  const int n = o.device_op_iters < 0 ? 3 : o.device_op_iters;
+  // c10's device-generic guard gives stream ids, not handles: enough to see
+  // that the ops run on the default stream, where the events go.
+  const c10::impl::DeviceGuardImplInterface* guard = c10::impl::getDeviceGuardImpl(device.type());
+  if (n > 0 && guard->getStream(device) != guard->getDefaultStream(device)) {
+    ETB_LOG(kWarn) << "device time per op: libtorch's current stream is not its default "
+                      "stream; the events on the default stream may not bracket the ops";
+  }
+  exec.setDeviceTiming(true);
+  for (int i = 0; i < n; ++i) timed.push_back(exec.runIteration(false, nullptr));
+  exec.setDeviceTiming(false);
+  return timed;
 }
 
 void gatherRanks(Communicator& comm, ReplayResult& r, const RankResult& mine) {
@@ -209,6 +234,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     exec.setHostGaps({}, 0);
   }
   sampler.stop();
+  const std::vector<detail::IterationRecord> device_timed = deviceTimedIterations(exec, *sync, popts.device, options);
 
   ReplayResult r;
   r.argv = options.argv;
@@ -225,6 +251,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.comm_backend = comm.backendName();
   r.original_source = options.original_source;
   detail::fillResult(trace, it, plan, records, comm.worldSize(), r);
+  detail::fillDeviceTimes(trace, it, plan, device_timed, r);
   if (!options.original_ms.empty()) {
     r.original_iter_ms = summarize(options.original_ms);
     r.original_source = options.original_source.empty() ? "user" : options.original_source;

@@ -40,6 +40,10 @@ struct ReplayOptions {
   // Run the forward's ops in grad mode over parameters that require grad, as
   // the original did, and the rest under no_grad (autograd_record.h).
   bool record_autograd = false;
+  // Device time per op: after the measured iterations, this many more with
+  // device events around every op call (they cost host time, so they are
+  // not among the measured ones); -1 = 3 on CUDA; ignored on CPU.
+  int device_op_iters = -1;
   // The original's system metrics (recorder sidecar), reported beside the
   // replay's and, per rank, in the multi-rank table.
   std::optional<OriginalSystem> original_system;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/report_html.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/base/file_io.h"
@@ -171,6 +172,43 @@ void collectivesTable(std::ostringstream& s, const ReplayResult& r) {
   s << "</table>";
 }
 
+std::string maybeDuration(double us) { return us >= 0 ? formatDuration(us) : std::string("-"); }
+
+// Device (GPU) time per iteration and per op kind, when either side has it.
+void deviceTable(std::ostringstream& s, const ReplayResult& r) {
+  if (!r.device_time) return;
+  const DeviceTime& d = *r.device_time;
+  s << "<h2>Device time (sums of kernel times)</h2><div class='meta'>replay: ";
+  if (d.iters > 0) {
+    s << "CUDA events around each op call, median over " << d.iters
+      << " iterations after the measured ones (" << d.timed_ops << " ops";
+    if (d.host_synced_ops > 0) s << ", " << d.host_synced_ops << " waiting for the device";
+    s << "; collectives timed on the host)";
+  } else {
+    s << "not timed (CUDA only)";
+  }
+  s << "; original: the profiler's kernels linked to each op and the ops below it</div>"
+       "<div class='cards'>";
+  card(s, "replay device time per iteration", d.replay_ms >= 0 ? formatDuration(d.replay_ms * 1e3) : "-");
+  card(s, "original device time per iteration",
+       d.original_ms >= 0 ? formatDuration(d.original_ms * 1e3) : "-");
+  if (d.original_comm_ms > 0) card(s, "of it, collectives", formatDuration(d.original_comm_ms * 1e3));
+  s << "</div><table><tr><th>op kind</th><th class='n'>count</th><th class='n'>replay device</th>"
+    << "<th class='n'>original device</th></tr>";
+  std::vector<KindStat> kinds = r.kinds;
+  std::stable_sort(kinds.begin(), kinds.end(), [](const KindStat& a, const KindStat& b) {
+    return std::max(a.device_us, a.original_device_us) > std::max(b.device_us, b.original_device_us);
+  });
+  for (size_t i = 0; i < kinds.size() && i < kTableRows; ++i) {
+    const KindStat& k = kinds[i];
+    if (k.device_us < 0 && k.original_device_us < 0) break;
+    s << "<tr><td>" << htmlEscape(k.name) << "</td><td class='n'>" << k.count << "</td><td class='n'>"
+      << maybeDuration(k.device_us) << "</td><td class='n'>" << maybeDuration(k.original_device_us)
+      << "</td></tr>";
+  }
+  s << "</table>";
+}
+
 void ranksTable(std::ostringstream& s, const ReplayResult& r) {
   if (r.ranks.size() < 2) return;
   s << "<h2>Ranks</h2><table><tr><th class='n'>rank</th><th>host</th>"
@@ -258,6 +296,7 @@ std::string reportHtml(const ReplayResult& r) {
   header(s, r);
   headline(s, r);
   charts(s, r);
+  deviceTable(s, r);
   skippedTable(s, r.coverage);
   collectivesTable(s, r);
   ranksTable(s, r);

@@ -124,6 +124,8 @@ json opsJson(const std::vector<OpStat>& ops) {
               {"is_comm", op.is_comm},   {"replay_us", op.replay_us},
               {"start_us", op.start_us}};
     if (op.original_us >= 0) j["original_us"] = op.original_us;
+    if (op.device_us >= 0) j["device_us"] = op.device_us;
+    if (op.original_device_us >= 0) j["original_device_us"] = op.original_device_us;
     out.push_back(std::move(j));
   }
   return out;
@@ -134,6 +136,8 @@ json kindsJson(const std::vector<KindStat>& kinds) {
   for (const KindStat& k : kinds) {
     json j = {{"name", k.name}, {"count", k.count}, {"replay_us", k.replay_us}};
     if (k.original_us >= 0) j["original_us"] = k.original_us;
+    if (k.device_us >= 0) j["device_us"] = k.device_us;
+    if (k.original_device_us >= 0) j["original_device_us"] = k.original_device_us;
     out.push_back(std::move(j));
   }
   return out;
@@ -177,6 +181,19 @@ json hostTimeJson(const ReplayResult& r) {
     j["share_pct"] = share;
     j["ratio"] = h.with_host_iter_ms.median / r.original_iter_ms->median;
   }
+  return j;
+}
+
+json deviceTimeJson(const DeviceTime& d) {
+  json j = {{"iters", d.iters},
+            {"timed_ops", d.timed_ops},
+            {"host_synced_ops", d.host_synced_ops},
+            {"events_per_iter", d.events_per_iter}};
+  if (d.replay_ms >= 0) j["replay_ms"] = d.replay_ms;
+  if (d.iters > 0) j["timed_iter_ms"] = distributionJson(d.timed_iter_ms);
+  if (d.original_ms >= 0) j["original_ms"] = d.original_ms;
+  if (d.original_ops_ms >= 0) j["original_ops_ms"] = d.original_ops_ms;
+  if (d.original_comm_ms >= 0) j["original_comm_ms"] = d.original_comm_ms;
   return j;
 }
 
@@ -231,6 +248,7 @@ json reportToJson(const ReplayResult& r) {
   if (r.original_system) j["original_system"] = originalSystemJson(*r.original_system);
   if (r.host_time) j["host_time"] = hostTimeJson(r);
   if (r.heap) j["heap"] = heapJson(*r.heap);
+  if (r.device_time) j["device_time"] = deviceTimeJson(*r.device_time);
   return j;
 }
 

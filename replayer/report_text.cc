@@ -106,20 +106,60 @@ void printIterations(const ReplayResult& r, std::ostream& os) {
   os << "#\n";
 }
 
-void printKindRow(const KindStat& k, std::ostream& os) {
+std::string maybeDuration(double us) { return us >= 0 ? formatDuration(us) : std::string("-"); }
+
+void printKindRow(const KindStat& k, bool device, std::ostream& os) {
   os << std::left << std::setw(40) << clip(k.name, 39) << std::right
      << std::setw(7) << k.count << detail::padLeft(formatDuration(k.replay_us), 13);
   if (k.original_us >= 0) {
     const double diff = k.replay_us - k.original_us;
     os << detail::padLeft(formatDuration(k.original_us), 14)
        << detail::padLeft((diff >= 0 ? "+" : "") + formatDuration(diff), 12);
-    if (k.original_us > 0) {
-      os << std::setw(8) << formatFixed(k.replay_us / k.original_us, 2);
-    }
+    os << std::setw(8) << (k.original_us > 0 ? formatFixed(k.replay_us / k.original_us, 2) : "");
   } else {
-    os << std::setw(14) << "-" << std::setw(12) << "-";
+    os << std::setw(14) << "-" << std::setw(12) << "-" << std::setw(8) << "";
+  }
+  if (device) {
+    os << detail::padLeft(maybeDuration(k.device_us), 13)
+       << detail::padLeft(maybeDuration(k.original_device_us), 14);
   }
   os << "\n";
+}
+
+// Sums `b` into `a`, -1 (unknown) standing for nothing to add.
+void addKnown(double& a, double b) {
+  if (b >= 0) a = a < 0 ? b : a + b;
+}
+
+// Device busy time per iteration: sums of kernel times, beside the
+// iteration times above (a GPU-bound iteration is mostly kernels).
+void printDeviceTime(const ReplayResult& r, std::ostream& os) {
+  const DeviceTime& d = *r.device_time;
+  auto share = [](double part_ms, double whole_ms) {
+    return whole_ms > 0 ? " = " + formatFixed(100 * part_ms / whole_ms, 0) + "% of its iteration"
+                        : std::string();
+  };
+  os << "# device time per iteration (sum of kernel times):";
+  if (d.replay_ms >= 0) {
+    os << " replay " << formatDuration(d.replay_ms * 1e3) << share(d.replay_ms, r.replay_iter_ms.median)
+       << " (" << d.timed_ops << " ops, medians over " << d.iters
+       << " iterations with device events after the measured ones";
+    if (d.host_synced_ops > 0) os << "; " << d.host_synced_ops << " ops wait for the device";
+    os << ")";
+  } else {
+    os << " replay not timed (CUDA only)";
+  }
+  if (d.original_ms >= 0) {
+    os << "; original " << formatDuration(d.original_ms * 1e3)
+       << share(d.original_ms, r.original_iter_ms ? r.original_iter_ms->median : 0);
+    if (d.original_ops_ms >= 0) os << ", of it " << formatDuration(d.original_ops_ms * 1e3)
+                                   << " in the replayed ops";
+    if (d.original_comm_ms > 0) {
+      os << " (collectives " << formatDuration(d.original_comm_ms * 1e3)
+         << ": replayed, timed on the host)";
+    }
+  }
+  os << "\n#\n";
 }
 
 void printKinds(const ReplayResult& r, size_t top, std::ostream& os) {
@@ -128,17 +168,22 @@ void printKinds(const ReplayResult& r, size_t top, std::ostream& os) {
   os << "# " << std::left << std::setw(38) << "op kind (per iteration)"
      << std::right << std::setw(7) << "count" << std::setw(13) << "replay"
      << std::setw(14) << "original" << std::setw(12) << "diff"
-     << std::setw(8) << "ratio" << "\n";
+     << std::setw(8) << "ratio";
+  const bool device = r.device_time.has_value();
+  if (device) os << std::setw(13) << "device" << std::setw(14) << "orig device";
+  os << "\n";
   KindStat rest{"(" + std::to_string(sorted.size() > top ? sorted.size() - top
                                                          : 0) +
                     " more kinds)",
-                0, 0, 0};
+                0, 0, 0, -1, -1};
   for (size_t i = 0; i < sorted.size(); ++i) {
     if (i < top) {
-      printKindRow(sorted[i], os);
+      printKindRow(sorted[i], device, os);
       continue;
     }
     rest.count += sorted[i].count;
+    addKnown(rest.device_us, sorted[i].device_us);
+    addKnown(rest.original_device_us, sorted[i].original_device_us);
     rest.replay_us += sorted[i].replay_us;
     // The sum of the rest's originals is meaningful only if all are known.
     if (rest.original_us >= 0 && sorted[i].original_us >= 0) {
@@ -147,7 +192,7 @@ void printKinds(const ReplayResult& r, size_t top, std::ostream& os) {
       rest.original_us = -1;
     }
   }
-  if (sorted.size() > top) printKindRow(rest, os);
+  if (sorted.size() > top) printKindRow(rest, device, os);
   os << "#\n";
 }
 
@@ -305,6 +350,7 @@ void printReport(const ReplayResult& result, std::ostream& os,
                  size_t top_kinds) {
   printHeader(result, os);
   printIterations(result, os);
+  if (result.device_time) printDeviceTime(result, os);
   printKinds(result, top_kinds, os);
   printSkipped(result, os);
   printCollectives(result, os);

@@ -20,6 +20,8 @@ TimedTraceStats applyReplayTimes(trace::Trace& t, const ReplayResult& r) {
       continue;
     }
     n->dur_us = op.replay_us;
+    // The replay's own device time where it timed one (GPU replays).
+    if (op.device_us >= 0) n->gpu_dur_us = op.device_us;
     ++s.timed;
   }
   return s;

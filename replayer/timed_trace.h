@@ -4,7 +4,8 @@
 // "profile compute here, simulate the network at scale" is one pipeline:
 //   et_replay T --write-timed-trace timed.et  ->  et_convert  ->  ASTRA-sim
 // Every selected op that was replayed (and every communication node) gets
-// the median of its measured iterations as its time; every other node's
+// the median of its measured iterations as its time (and, on a GPU, its
+// median device time as gpu_dur_us); every other node's
 // time is cleared, and profiled GPU kernels dropped, so nothing recorded
 // elsewhere is mixed in. The Chakra
 // writer turns these into exclusive duration_micros (chakra_schedule.h).

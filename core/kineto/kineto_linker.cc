@@ -240,14 +240,26 @@ class Enclosing {
   std::unordered_map<int64_t, std::vector<Span>> by_tid_;
 };
 
+// A linked op by its profiler event's External id, with that event's span.
+struct ExtOp {
+  uint32_t node;
+  const Event* ev;
+};
+
 void attachKernels(Trace& trace, const std::vector<Event>& events, int64_t pid,
-                   const std::unordered_map<int64_t, uint32_t>& node_by_ext,
+                   const std::unordered_map<int64_t, ExtOp>& node_by_ext,
                    const Enclosing& enclosing, LinkStats* stats) {
   std::unordered_map<int64_t, int64_t> node_by_corr;  // launch correlation -> node index
   for (const Event& ev : events) {
     if (ev.cat != Cat::kRuntime || ev.pid != pid || ev.corr < 0) continue;
+    // The op the launch's External id names, when the launch lies inside
+    // it: mid-2023 files give runtime events their own External id (equal
+    // to the correlation), which can name an unrelated later op.
     const auto n = node_by_ext.find(ev.ext);
-    const int64_t node = n != node_by_ext.end() ? n->second : enclosing.find(ev);
+    const bool inside = n != node_by_ext.end() && n->second.ev->tid == ev.tid &&
+                        n->second.ev->ts <= ev.ts &&
+                        ev.ts + ev.dur <= n->second.ev->ts + n->second.ev->dur;
+    const int64_t node = inside ? n->second.node : enclosing.find(ev);
     if (node >= 0) node_by_corr[ev.corr] = node;
   }
   for (const Event& ev : events) {
@@ -340,7 +352,7 @@ LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name
   const int64_t shift = idShift(trace, events, by_rf, choice);
   LinkStats stats;
   stats.key = std::string(choice.use_rf ? kRfKey : kExtKey);
-  std::unordered_map<int64_t, uint32_t> node_by_ext;
+  std::unordered_map<int64_t, ExtOp> node_by_ext;
   std::unordered_set<uint32_t> linked;
   Enclosing enclosing;
   for (const Event& ev : events) {
@@ -359,7 +371,7 @@ LinkStats linkKinetoText(Trace& trace, std::string text, const std::string& name
     linked.insert(n->second);
     node.start_us = ev.ts;
     node.dur_us = ev.dur;
-    if (ev.ext >= 0) node_by_ext.emplace(ev.ext, n->second);
+    if (ev.ext >= 0) node_by_ext.emplace(ev.ext, ExtOp{n->second, &ev});
     enclosing.add(ev, n->second);
   }
   enclosing.sort();

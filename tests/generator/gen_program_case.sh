@@ -10,6 +10,9 @@
 #       collectives, same original figures (ddp2: both under mpirun -np 2)
 #   zoo_moe_vs_et_replay: the same for the MoE zoo sample, whose data-dependent
 #       shapes both adapt alike
+#   hta_gpu_vs_et_replay: a public GPU trace with its profiler file, replayed on
+#       CPU: the program carries the original's device time per op as et_replay
+#       links it
 #   mlp_flags: the program's flags (bad ones exit 2), HTML and Chrome output;
 #       mpirun -np 2 of the MPI-less one-rank program is refused
 #   hostile_names: the hostile program builds, runs and prints names intact
@@ -57,6 +60,12 @@ checks = {
   "original iteration time": (orig(a), orig(b)),
   "world size": (a["run"]["world_size"], b["run"]["world_size"]),
   "original per-op times": ([o.get("original_us") for o in a["ops"]], [o.get("original_us") for o in b["ops"]]),
+  "original per-op device times": ([o.get("original_device_us") for o in a["ops"]],
+                                   [o.get("original_device_us") for o in b["ops"]]),
+  # The program carries the replayed ops with their children's kernels, not
+  # kernels linked under no replayed op: their sum, not original_ms.
+  "original device time of the ops": ((a.get("device_time") or {}).get("original_ops_ms"),
+                                      (b.get("device_time") or {}).get("original_ops_ms")),
 }
 bad = [k for k, (x, y) in checks.items() if x != y]
 for k in bad:
@@ -71,7 +80,7 @@ PY
 
 case "$case_name" in
   build_programs)
-    rm -rf "$work"/mlp "$work"/ddp2 "$work"/hostile "$work"/zoo_moe "$work"/build
+    rm -rf "$work"/mlp "$work"/ddp2 "$work"/hostile "$work"/zoo_moe "$work"/hta "$work"/build
     "$gen" "$fleet/mlp/mlp.et.json.gz" --kineto "$fleet/mlp/mlp.kineto.json.gz" -o "$work/mlp" \
       || fail "et_generate mlp"
     "$gen" "$fleet/ddp2/ddp2.rank%d.et.json.gz" --kineto "$fleet/ddp2/ddp2.rank%d.kineto.json.gz" \
@@ -79,7 +88,13 @@ case "$case_name" in
     grep -q 'mpirun -np 2' "$work/ddp2/README.md" || fail "README does not say mpirun -np 2"
     "$hostile" "$work/hostile" "$work/hostile.expected" || fail "hostile generator"
     "$gen" "$fleet/zoo/zoo_moe/zoo_moe.et.json.gz" -o "$work/zoo_moe" || fail "et_generate zoo_moe"
-    build_all mlp ddp2 hostile zoo_moe
+    hta=$src/../shared/traces/hta programs=(mlp ddp2 hostile zoo_moe)
+    if [ -f "$hta/benchmark_simple_add_et.json.gz" ]; then
+      "$gen" "$hta/benchmark_simple_add_et.json.gz" --kineto "$hta/benchmark_simple_add_trace.json.gz" \
+        -o "$work/hta" || fail "et_generate hta"
+      programs+=(hta)
+    fi
+    build_all "${programs[@]}"
     # MPI only where the trace communicates: the one-rank mlp program neither
     # looks for MPI nor links it; the 2-rank ddp2 program does both.
     grep -q 'set(BENCH_NEEDS_MPI OFF)' "$work/mlp/CMakeLists.txt" || fail "mlp's CMakeLists asks for MPI"
@@ -106,6 +121,17 @@ case "$case_name" in
     compare "$work/zoo_moe.replay.json" "$work/zoo_moe.bench.json" || exit 1
     "$py" -c "import json,sys; c=json.load(open(sys.argv[1]))['coverage']; print('adapted:', c['adapted_ops']); assert c['adapted'] > 0" \
       "$work/zoo_moe.bench.json" || fail "zoo_moe's data-dependent ops were not adapted" ;;
+  hta_gpu_vs_et_replay)
+    hta=$src/../shared/traces/hta
+    [ -x "$work/build/hta/bench" ] || { echo "no public traces: skipped"; exit 77; }
+    "$replay" "$hta/benchmark_simple_add_et.json.gz" --kineto "$hta/benchmark_simple_add_trace.json.gz" \
+      "${run_flags[@]}" --quiet --report-json "$work/hta.replay.json" || fail "et_replay"
+    "$work/build/hta/bench" "${run_flags[@]}" --report-json "$work/hta.bench.json" > "$work/hta.out" \
+      || fail "generated program"
+    grep -q 'orig device' "$work/hta.out" || fail "terminal report lacks the device columns"
+    compare "$work/hta.replay.json" "$work/hta.bench.json" || exit 1
+    "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['device_time']['original_ms'] > 0, d.get('device_time')" \
+      "$work/hta.bench.json" || fail "no original device time in the program's report" ;;
   mlp_flags)
     b=$work/build/mlp/bench
     "$b" --help | grep -q -- '--index-dist' || fail "--help"

@@ -182,6 +182,33 @@ TEST(ReportJson, HostTimeAndOriginalSystemValidate) {
   EXPECT_EQ(j["original_system"]["device_properties_json"], "[{\"id\": 0}]");
 }
 
+TEST(ReportJson, DeviceTimesValidate) {
+  ReplayResult r = testing::sampleResult();
+  r.ops[0].device_us = 2100;
+  r.ops[0].original_device_us = 1900;
+  r.kinds[0].original_device_us = 1900;
+  DeviceTime d;
+  d.iters = 3;
+  d.replay_ms = 2.1;
+  d.timed_ops = 1;
+  d.events_per_iter = 2;
+  d.timed_iter_ms = summarize({11.5, 11.7, 11.6});
+  d.original_ms = 7.25;
+  d.original_ops_ms = 1.9;
+  d.original_comm_ms = 0;
+  r.device_time = d;
+  const json j = reportToJson(r);
+  EXPECT_TRUE(validateReport(j).empty()) << validateReport(j)[0];
+  EXPECT_DOUBLE_EQ(j["ops"][0]["device_us"].get<double>(), 2100);
+  EXPECT_DOUBLE_EQ(j["ops"][0]["original_device_us"].get<double>(), 1900);
+  EXPECT_FALSE(j["ops"][1].contains("device_us")) << "unknown is omitted";
+  EXPECT_FALSE(j["kinds"][0].contains("device_us"));
+  EXPECT_DOUBLE_EQ(j["kinds"][0]["original_device_us"].get<double>(), 1900);
+  EXPECT_DOUBLE_EQ(j["device_time"]["original_ms"].get<double>(), 7.25);
+  EXPECT_EQ(j["device_time"]["timed_iter_ms"]["samples"].size(), 3u);
+  EXPECT_FALSE(reportToJson(testing::sampleResult()).contains("device_time"));
+}
+
 TEST(ReportJson, SchemaDocumentsEveryField) {
   const json s = loadSchema();
   EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
