@@ -49,7 +49,13 @@ at::Device replayDevice(const trace::Trace& t, const std::string& asked) {
     ETB_INPUT_ERROR(SourceLoc{"--device"}, "device ", dev,
                     " asked for, but this libtorch has no CUDA (use --device cpu)");
   }
-  return at::Device(dev == "cuda" ? "cuda:0" : dev);
+  // Each rank on its own GPU, as the NCCL communicator picks it: every rank
+  // on cuda:0 put their tensors where other ranks' NCCL could not use them.
+  if (dev == "cuda") {
+    const int devices = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->deviceCount();
+    dev = rankDevice(dev, launcherLocalRank(), devices);
+  }
+  return at::Device(dev);
 }
 
 void recordAutograd(const trace::Trace& trace, detail::Plan& plan) {

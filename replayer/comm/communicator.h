@@ -117,6 +117,16 @@ std::unique_ptr<Communicator> switchCommBackend(std::unique_ptr<Communicator>& c
                                                 const std::string& backend,
                                                 const CommOptions& options);
 
+// This process's rank among those on its node, as the launcher says
+// (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, MV2_COMM_WORLD_LOCAL_RANK,
+// SLURM_LOCALID, LOCAL_RANK); -1 when none does.
+int launcherLocalRank();
+
+// The device a rank replays on: `asked` with its index kept ("cuda:2"); a
+// bare "cuda" is the rank's own GPU, local rank modulo `devices` (as NCCL's
+// communicator sets it), or device 0 with no local rank.
+std::string rankDevice(const std::string& asked, int local_rank, int devices);
+
 // A world of one rank: every call completes immediately and is counted.
 // Used for single-rank replay and whenever MPI is not initialised.
 std::unique_ptr<Communicator> makeLocalCommunicator();

@@ -117,6 +117,20 @@ std::unique_ptr<Communicator> switchCommBackend(std::unique_ptr<Communicator>& c
   ETB_INPUT_ERROR(SourceLoc{"--comm"}, "this et_replay was built without ", backend);
 }
 
+int launcherLocalRank() {
+  for (const char* var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                          "SLURM_LOCALID", "LOCAL_RANK"}) {
+    const char* v = std::getenv(var);
+    if (v && *v) return std::atoi(v);
+  }
+  return -1;
+}
+
+std::string rankDevice(const std::string& asked, int local_rank, int devices) {
+  if (asked != "cuda") return asked;
+  return "cuda:" + std::to_string(local_rank >= 0 && devices > 0 ? local_rank % devices : 0);
+}
+
 std::unique_ptr<Communicator> makeCommunicator(const CommOptions& options) {
   if (options.force_local) return makeLocalCommunicator();
   checkCommBackend(options);

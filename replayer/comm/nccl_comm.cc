@@ -94,8 +94,8 @@ class NcclCommunicator final : public LayeredCommunicator {
     int devices = 0;
     ETB_CUDA_CHECK(cudaGetDeviceCount(&devices));
     if (devices == 0) ETB_RUNTIME_ERROR("--device cuda: no CUDA device on ", rankAndHost());
-    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    ETB_CUDA_CHECK(cudaSetDevice((local ? std::atoi(local) : control().rank()) % devices));
+    const int local = launcherLocalRank();
+    ETB_CUDA_CHECK(cudaSetDevice((local >= 0 ? local : control().rank()) % devices));
     ETB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     ncclUniqueId id;
     if (control().rank() == 0) ETB_NCCL_CHECK(ncclGetUniqueId(&id));
