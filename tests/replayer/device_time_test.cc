@@ -84,27 +84,6 @@ TEST(DeviceTime, AbsentWithoutKernels) {
   EXPECT_FALSE(replayOnCpu(b.finish()).device_time.has_value());
 }
 
-// The sample result with device times on both sides for two ops.
-ReplayResult withDeviceTimes() {
-  ReplayResult r = testing::sampleResult();
-  r.ops[0].device_us = 2100;
-  r.ops[0].original_device_us = 1900;
-  r.ops[2].original_device_us = 450;
-  r.kinds[0].device_us = 2100;
-  r.kinds[0].original_device_us = 1900;
-  r.kinds[2].original_device_us = 450;
-  DeviceTime d;
-  d.iters = 3;
-  d.replay_ms = 2.1;
-  d.timed_ops = 1;
-  d.events_per_iter = 2;
-  d.timed_iter_ms = summarize({11.5, 11.7, 11.6});
-  d.original_ms = 7.25;
-  d.original_ops_ms = 2.35;
-  d.original_comm_ms = 0;
-  r.device_time = d;
-  return r;
-}
 
 std::string text(const ReplayResult& r, size_t top = 20) {
   std::ostringstream os;
@@ -114,7 +93,7 @@ std::string text(const ReplayResult& r, size_t top = 20) {
 
 TEST(ReportDeviceTime, TextColumnsOnlyWithDeviceTimes) {
   EXPECT_EQ(text(testing::sampleResult()).find("orig device"), std::string::npos);
-  const std::string out = text(withDeviceTimes());
+  const std::string out = text(testing::withDeviceTimes());
   EXPECT_NE(out.find("orig device"), std::string::npos) << out;
   EXPECT_NE(out.find("2.100 ms"), std::string::npos) << out;  // mm's replay device time
   EXPECT_NE(out.find("1.900 ms"), std::string::npos) << out;
@@ -124,7 +103,7 @@ TEST(ReportDeviceTime, TextColumnsOnlyWithDeviceTimes) {
   EXPECT_NE(out.find("original 7.250 ms = 72"), std::string::npos) << out;
   EXPECT_NE(out.find("of it 2.350 ms in the replayed ops"), std::string::npos) << out;
   // The rest row sums the device columns of the kinds it folds (add_'s 450).
-  const std::string top1 = text(withDeviceTimes(), 1);
+  const std::string top1 = text(testing::withDeviceTimes(), 1);
   const size_t rest = top1.find("(3 more kinds)");
   ASSERT_NE(rest, std::string::npos) << top1;
   EXPECT_NE(top1.substr(rest, top1.find('\n', rest) - rest).find("450.0 µs"), std::string::npos)
@@ -133,7 +112,7 @@ TEST(ReportDeviceTime, TextColumnsOnlyWithDeviceTimes) {
 
 TEST(ReportDeviceTime, HtmlSectionOnlyWithDeviceTimes) {
   EXPECT_EQ(reportHtml(testing::sampleResult()).find("Device time"), std::string::npos);
-  const std::string html = reportHtml(withDeviceTimes());
+  const std::string html = reportHtml(testing::withDeviceTimes());
   EXPECT_NE(html.find("Device time"), std::string::npos);
   EXPECT_NE(html.find("7.250 ms"), std::string::npos);
   EXPECT_NE(html.find("1.900 ms"), std::string::npos);

@@ -65,4 +65,26 @@ inline ReplayResult sampleResult(const std::string& hostile_name = "aten::mm") {
   return r;
 }
 
+// sampleResult() with device times on both sides for two ops (GPU replays).
+inline ReplayResult withDeviceTimes() {
+  ReplayResult r = sampleResult();
+  r.ops[0].device_us = 2100;
+  r.ops[0].original_device_us = 1900;
+  r.ops[2].original_device_us = 450;
+  r.kinds[0].device_us = 2100;
+  r.kinds[0].original_device_us = 1900;
+  r.kinds[2].original_device_us = 450;
+  DeviceTime d;
+  d.iters = 3;
+  d.replay_ms = 2.1;
+  d.timed_ops = 1;
+  d.events_per_iter = 2;
+  d.timed_iter_ms = summarize({11.5, 11.7, 11.6});
+  d.original_ms = 7.25;
+  d.original_ops_ms = 2.35;
+  d.original_comm_ms = 0;
+  r.device_time = d;
+  return r;
+}
+
 }  // namespace etb::replay::testing
