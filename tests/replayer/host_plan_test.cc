@@ -40,7 +40,10 @@ TEST(HostPlan, SpinsAddUpToWhatWasAsked) {
   // Under load a read's cost measured at construction can come out high (a
   // spin then stops a little short: 3777 of 3800 seen at load 4).
   EXPECT_GT(spent, 4000.0 * 0.9);
-  EXPECT_LT(spent, 4000.0 * 1.05) << "per-spin overshoot accumulates";
+  // Without the carried debt each 2 us spin overshoots by about one clock
+  // read (0.5-1.5 us here): +25-75%. With it, 4221 of 4200 was seen once
+  // under load (two helpers building), so the bound leaves 10%.
+  EXPECT_LT(spent, 4000.0 * 1.10) << "per-spin overshoot accumulates";
 }
 
 // Whole-microsecond gaps of 2 and 3: the median says 3, the trimmed mean
