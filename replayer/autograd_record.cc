@@ -9,17 +9,17 @@ namespace {
 
 enum class Phase { kForward, kBackward, kOptimizer };
 
-// The phase an op ran in, from the labels above it in the call tree.
+constexpr std::string_view kBackwardLabel = "autograd::engine::evaluate_function";
+constexpr std::string_view kOptimizerLabel = "Optimizer.";
+
+// The phase an op ran in, from the nearest such label above it in the call tree.
 Phase phaseOf(const trace::Trace& t, const trace::Node& n) {
-  const trace::Node* p = &n;
-  for (int depth = 0; p != nullptr && depth < 256; ++depth) {
-    const std::string_view name = t.str(p->name);
-    if (name.rfind("autograd::engine::evaluate_function", 0) == 0) return Phase::kBackward;
-    if (name.rfind("Optimizer.", 0) == 0) return Phase::kOptimizer;
-    if (p->parent == 0 || p->parent == p->id) break;
-    p = t.find(p->parent);
-  }
-  return Phase::kForward;
+  const trace::Node* label = t.findUp(n, [&](const trace::Node& p) {
+    const std::string_view name = t.str(p.name);
+    return name.rfind(kBackwardLabel, 0) == 0 || name.rfind(kOptimizerLabel, 0) == 0;
+  });
+  if (label == nullptr) return Phase::kForward;
+  return t.str(label->name).rfind(kBackwardLabel, 0) == 0 ? Phase::kBackward : Phase::kOptimizer;
 }
 
 bool inPlace(const PlanStep& s) { return !s.name.empty() && s.name.back() == '_'; }

@@ -15,15 +15,10 @@ double addTo(double acc, double x) { return acc < 0 ? x : acc + x; }
 // The plan step at or above node `index`; -1 when no selected op is above it.
 int64_t stepAbove(const trace::Trace& t, uint32_t index,
                   const std::unordered_map<uint32_t, size_t>& step_of) {
-  const trace::Node* n = &t.nodes[index];
-  // Depth bound: a malformed parent chain must not loop.
-  for (size_t depth = 0; n != nullptr && depth < t.nodes.size(); ++depth) {
-    const auto s = step_of.find(static_cast<uint32_t>(n - t.nodes.data()));
-    if (s != step_of.end()) return static_cast<int64_t>(s->second);
-    if (n->parent == n->id) break;
-    n = t.find(n->parent);
-  }
-  return -1;
+  const auto indexOf = [&](const trace::Node& n) { return static_cast<uint32_t>(&n - t.nodes.data()); };
+  const trace::Node* n =
+      t.findUp(t.nodes[index], [&](const trace::Node& p) { return step_of.count(indexOf(p)) != 0; });
+  return n == nullptr ? -1 : static_cast<int64_t>(step_of.at(indexOf(*n)));
 }
 
 // Median of a step's device times over the timed iterations; -1 when none.

@@ -262,6 +262,20 @@ class Trace {
   Node* find(NodeId id);
   size_t indexOf(NodeId id) const;  // nodes.size() when absent
 
+  // `n` or its nearest call-stack ancestor for which `pred` holds; nullptr
+  // when none does. Stops at a root (parent 0 or itself) or a parent not in
+  // the trace, and after nodes.size() steps (a malformed parent cycle).
+  template <typename Pred>
+  const Node* findUp(const Node& n, Pred pred) const {
+    const Node* p = &n;
+    for (size_t depth = 0; p != nullptr && depth <= nodes.size(); ++depth) {
+      if (pred(*p)) return p;
+      if (p->parent == 0 || p->parent == p->id) return nullptr;
+      p = find(p->parent);
+    }
+    return nullptr;
+  }
+
   // Attribute lookup by name among Node::attrs; nullptr when absent.
   const Attr* attr(const Node& n, std::string_view name) const;
 
