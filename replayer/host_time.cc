@@ -8,11 +8,17 @@
 
 namespace etb::replay {
 
-double spinFor(double us) {
-  if (us <= 0) return 0;
-  const double t0 = threadCpuUs();
-  double now = t0;
-  while (now < t0 + us) now = threadCpuUs();
+double spinFor(double us, int* reads) {
+  int n = 0;
+  double now = 0, t0 = 0;
+  if (us > 0) {
+    t0 = now = threadCpuUs();
+    while (now < t0 + us) {
+      now = threadCpuUs();
+      ++n;
+    }
+  }
+  if (reads != nullptr) *reads = n;
   return now - t0;
 }
 
@@ -32,7 +38,14 @@ void HostSpinner::spin(double us) {
     debt_us_ = -want;
     return;
   }
-  debt_us_ = spinFor(want - read_us_) + read_us_ - want;
+  int reads = 0;
+  const double spent = spinFor(want - read_us_, &reads);
+  debt_us_ = spent + read_us_ - want;
+  // A spin is nothing but reads of the clock, so it measures what one costs
+  // now: the figure taken at construction goes stale when a sibling
+  // hardware thread becomes busy (each read then costs more, and every spin
+  // would overshoot by the difference, uncounted).
+  if (reads > 0) read_us_ += kReadCostWeight * (spent / reads - read_us_);
 }
 
 std::vector<double> emulatedGaps(const std::vector<double>& original_us,

@@ -54,14 +54,16 @@ std::vector<double> emulatedGaps(const std::vector<double>& original_us,
 // Busy-waits until this thread has used `us` microseconds of CPU: the
 // original's host time was CPU work, and takes longer in wall time when the
 // thread has to wait for a core, as the original's would have. Returns the
-// CPU time actually spent (at least `us`; a few hundred ns more).
-double spinFor(double us);
+// CPU time actually spent (at least `us`; a few hundred ns more); `reads`,
+// when given, gets the number of clock reads that took.
+double spinFor(double us, int* reads = nullptr);
 
 // Spins for a sequence of gaps so that their sum comes out right. The
 // thread's CPU clock is read through a system call (0.5-1.5 us on a VM): a
 // spin costs about one read more than it measures, so that read's cost
-// (measured at construction) is taken off each spin, and what one spin
-// still overshoots comes off the next one.
+// (measured at construction, then followed from the spins themselves) is
+// taken off each spin, and what one spin still overshoots comes off the
+// next one.
 class HostSpinner {
  public:
   HostSpinner();
@@ -69,6 +71,7 @@ class HostSpinner {
   void reset() { debt_us_ = 0; }
 
  private:
+  static constexpr double kReadCostWeight = 0.05;  // of each spin's own figure
   double read_us_ = 0;  // one read of the thread's CPU clock
   double debt_us_ = 0;  // spun beyond what was asked so far (< 0: owed)
 };
