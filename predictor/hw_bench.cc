@@ -142,6 +142,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   resetStallTally();
   measureDispatch(o, hw);
   detail::measureReplayStep(o, hw);
+  detail::measureColdAfter(o, hw);
   measureGemm(o, hw);
   measureConv(o, hw);
   detail::measureFirstTouch(o, hw);

@@ -37,6 +37,20 @@ TEST(Interp, CurveIsLogLogLinearBetweenPointsAndLinearBeyond) {
   EXPECT_DOUBLE_EQ(curveUs(c, 32000), 16);                   // last bandwidth
 }
 
+// Linear in log(after) between points, in proportion below the first, flat
+// beyond the last (the caches cannot lose more than everything). Catches
+// the byte curves' log-log rule (3.46 at 316), their linear growth beyond
+// the last point (30 at 5000), or the floor below the first (2 at 50).
+TEST(Interp, ColdAfterIsLogLinearProportionalBelowAndFlatBeyond) {
+  const std::vector<SizePoint> c = {{100, 2}, {1000, 6}};
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 100), 2);
+  EXPECT_NEAR(coldAfterUs(c, std::sqrt(100.0 * 1000)), 4, 1e-9);
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 50), 1);
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 5000), 6);
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 0), 0);
+  EXPECT_DOUBLE_EQ(coldAfterUs({}, 500), 0);
+}
+
 TEST(Interp, KnnReturnsAnExactHitAndAveragesEquidistantNeighbours) {
   const std::vector<KnnPoint<2>> pts = {{{0, 0}, 1.0}, {{2, 0}, 3.0}, {{10, 10}, 100.0}};
   EXPECT_DOUBLE_EQ(knnValue(pts, {0, 0}), 1.0);
@@ -172,9 +186,11 @@ TEST(OpModel, ALookupFollowsTheLeastSquaresLineThroughEveryPoolingOfItsTable) {
 TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   HwProfile hw = handProfile();
   hw.bandwidth["unary"] = {{16000, 8}, {1000, 2}, {4000, 4}};  // as a hand edit may leave it
+  hw.cold_after = {{1000, 6}, {100, 2}};
   const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
   EXPECT_NEAR(curveUs(back.bandwidth.at("unary"), 2000), 2 * std::sqrt(2.0), 1e-9);
   EXPECT_DOUBLE_EQ(curveUs(back.bandwidth.at("unary"), 32000), 16);
+  EXPECT_DOUBLE_EQ(coldAfterUs(back.cold_after, 50), 1);  // written, read back, sorted
 }
 
 // A later pass's faster time replaces a point's, field by field, and a
