@@ -85,6 +85,11 @@ FlagSpec onlyEtReplay(FlagSpec s) {
   return s;
 }
 
+FlagSpec inProgram(FlagSpec s, const char* help) {
+  s.program_help = help;
+  return s;
+}
+
 FlagSpec withChoices(FlagSpec s, std::vector<std::string> choices) {
   s.choices = std::move(choices);
   return s;
@@ -160,13 +165,16 @@ std::vector<FlagSpec> runTableStart() {
 }
 
 void addFidelityFlags(std::vector<FlagSpec>& t) {
-  t.push_back(withChoices(
-      flag("--host-time", "TEXT",
-           "off: time the ops alone; emulate: also time iterations with the original's "
-           "host time between ops (from --kineto, less the profiler's cost measured here)",
-           choice(&ReplayOptions::emulate_host, "emulate"),
-           choiceShown(&ReplayOptions::emulate_host, "emulate", "off")),
-      {"off", "emulate"}));
+  t.push_back(inProgram(
+      withChoices(flag("--host-time", "TEXT",
+                       "off: time the ops alone; emulate: also time iterations with the original's "
+                       "host time between ops (from --kineto, less the profiler's cost measured here)",
+                       choice(&ReplayOptions::emulate_host, "emulate"),
+                       choiceShown(&ReplayOptions::emulate_host, "emulate", "off")),
+                  {"off", "emulate"}),
+      "off: time the ops alone; emulate: also time iterations with the original's host time "
+      "between ops (from the profiler times the program was generated with, et_generate "
+      "--kineto, less the profiler's cost measured here)"));
   t.push_back(withRange(
       flag("--host-stall-us", "FLOAT",
            "with --host-time emulate: an eventless stretch of a profiled gap longer than "
@@ -192,10 +200,13 @@ void addFidelityFlags(std::vector<FlagSpec>& t) {
            choice(&ReplayOptions::record_autograd, "record"),
            choiceShown(&ReplayOptions::record_autograd, "record", "off")),
       {"off", "record"}));
-  t.push_back(flag("--original-metrics", "TEXT",
-                   "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "
-                   "beside the trace)",
-                   text(&RunFlags::original_metrics)));
+  t.push_back(inProgram(
+      flag("--original-metrics", "TEXT",
+           "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "
+           "beside the trace)",
+           text(&RunFlags::original_metrics)),
+      "the original's system metrics (recorder sidecar, per rank: %d; default: the one "
+      "et_generate embedded, if any)"));
 }
 
 void addOutputFlags(std::vector<FlagSpec>& t) {
@@ -292,7 +303,7 @@ std::string programFlagsHelp() {
     } else if (*s.type != '\0') {
       head += std::string(" ") + s.type;
     }
-    os << head << "\n      " << s.help;
+    os << head << "\n      " << (s.program_help != nullptr ? s.program_help : s.help);
     if (s.shown) os << " [" << s.shown(defaults) << "]";
     os << "\n";
   }

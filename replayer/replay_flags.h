@@ -37,6 +37,7 @@ struct FlagSpec {
   const char* name = "";  // "--host-time"
   const char* type = "";  // value's kind in help ("INT", "TEXT"); "" = a switch
   const char* help = "";
+  const char* program_help = nullptr;  // a generated program's, where it differs
   FlagUse use = FlagUse::kBoth;
   bool repeatable = false;  // every occurrence is kept (--load-library)
   char delimiter = 0;       // one occurrence may hold several values (',')
