@@ -53,8 +53,10 @@ void addRunFlags(CLI::App& app, RawFlags& raw) {
     if (!s.choices.empty()) o->check(CLI::IsMember(s.choices));
     if (s.ranged && s.lo == 0 && std::isinf(s.hi)) {
       o->check(CLI::NonNegativeNumber);
-    } else if (s.ranged) {
+    } else if (s.ranged && std::string(s.type) == "INT") {  // help: "INT in [-1 - 1000]"
       o->check(CLI::Range(static_cast<int>(s.lo), static_cast<int>(s.hi)));
+    } else if (s.ranged) {
+      o->check(CLI::Range(s.lo, s.hi));
     }
     o->check(CLI::Validator(
         [&s](std::string& v) {
