@@ -7,7 +7,8 @@
 #       only ddp2 looks for and links MPI; zlib is hidden from CMake
 #   mlp_vs_et_replay / ddp2_vs_et_replay: run the program and et_replay on the
 #       same trace with --verify; same operators replayed and skipped, same
-#       collectives, same original figures (ddp2: both under mpirun -np 2)
+#       collectives, same original figures (ddp2: both under mpirun -np 2,
+#       with --host-time emulate: the same profiled gaps)
 #   zoo_moe_vs_et_replay: the same for the MoE zoo sample, whose data-dependent
 #       shapes both adapt alike
 #   hta_gpu_vs_et_replay: a public GPU trace with its profiler file, replayed on
@@ -230,11 +231,22 @@ PY
     # Each rank links its own profiler trace, as the program was generated.
     t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank%d.kineto.json.gz
     m=$fleet/ddp2/ddp2.meta.json
+    # With host time too: every rank emulates its own gaps, from its own profiler file.
     timeout -k 5 240 mpirun -np 2 --oversubscribe "$replay" "$t" --kineto "$k" --original-meta "$m" \
-      "${run_flags[@]}" --verify --quiet --report-json "$work/ddp2.replay.json" || fail "et_replay under mpirun"
-    timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --verify \
-      --quiet --report-json "$work/ddp2.bench.json" || fail "generated program under mpirun"
+      "${run_flags[@]}" --host-time emulate --verify --quiet --report-json "$work/ddp2.replay.json" \
+      || fail "et_replay under mpirun"
+    timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --host-time emulate \
+      --verify --quiet --report-json "$work/ddp2.bench.json" || fail "generated program under mpirun"
     compare "$work/ddp2.replay.json" "$work/ddp2.bench.json" || exit 1
+    "$py" - "$work/ddp2.replay.json" "$work/ddp2.bench.json" <<'PY' || fail "ddp2's host time differs"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ["recorded_gap_ms", "boundaries", "label_boundaries", "stalls", "stalled_ms", "untimed_ops"]
+ha, hb = ({k: d["host_time"][k] for k in keys} for d in (a, b))
+print("host time (rank 0): et_replay", ha, "program", hb)
+assert ha == hb and ha["recorded_gap_ms"] > 0
+assert all(r.get("with_host_ms", -1) > 0 for r in b["ranks"]), b["ranks"]
+PY
     # The program carries each rank's unprofiled steps from meta.json (generated with
     # --original-meta): rank 0's report shows rank 0's median, per rank each its own.
     "$py" - "$m" "$work/ddp2.bench.json" <<'PY' || fail "generated program's original is not meta.json's"
