@@ -73,6 +73,10 @@ const int64_t kConvShapes[][6] = {
     // stages): without them the nearest strided point was the 7x7 stem.
     {8, 16, 64, 32, 3, 2},  {8, 64, 64, 128, 3, 2},  {8, 16, 32, 32, 3, 2},
     {8, 64, 32, 64, 3, 2},  {8, 32, 64, 32, 3, 1},
+    // ImageNet-stage maps (56, 28, 14) at batch 16, plain and strided: with
+    // the batch-8 grid alone every larger batch was an extrapolation.
+    {16, 32, 56, 32, 3, 1}, {16, 64, 28, 64, 3, 1},  {16, 128, 14, 128, 3, 1},
+    {16, 32, 56, 64, 3, 2}, {16, 64, 28, 128, 3, 2}, {16, 128, 14, 256, 3, 2},
 };
 
 double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor& w,
