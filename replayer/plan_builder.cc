@@ -236,6 +236,7 @@ class PlanBuilder {
                       (step.name == "aten::where" && step.overload.empty());  // where(cond)
     step.index_bounds = indexBounds(t_, n, step);
     step.mask_count = recordedMaskCount(t_, n, step.name);
+    step.sparse_nnz = recordedSparseNnz(t_, step.node, step.name);
     step.autocast = autocastDtype(t_, n, children_[step.node]);
     if (o_.device.is_cpu()) markFloat32(step, n);
     bindOutputs(step);
