@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "generator/bench_builder.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/base/error.h"
@@ -45,6 +46,11 @@ NodeBuilder& NodeBuilder::rf(uint64_t rf_id, uint64_t fw_parent, int64_t seq_id,
   n.scope = scope;
   n.tid = tid;
   n.fw_tid = fw_tid;
+  return *this;
+}
+
+NodeBuilder& NodeBuilder::parent(uint64_t id) {
+  node().parent = id;
   return *this;
 }
 
@@ -157,6 +163,25 @@ NodeBuilder TraceBuilder::op(uint64_t id, std::string_view name, std::string_vie
   n.kind = kind;
   t_.nodes.push_back(std::move(n));
   return NodeBuilder(*this, t_.nodes.size() - 1);
+}
+
+void TraceBuilder::structure(const StructureNode* nodes, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    trace::Node n;
+    n.id = nodes[i].id;
+    n.parent = nodes[i].parent;
+    n.kind = nodes[i].kind;
+    n.tid = nodes[i].tid;
+    n.start_us = nodes[i].start_us;
+    n.dur_us = nodes[i].dur_us;
+    n.name = str(nodes[i].name);
+    t_.nodes.push_back(std::move(n));
+  }
+  std::stable_sort(t_.nodes.begin(), t_.nodes.end(),
+                   [](const trace::Node& a, const trace::Node& b) { return a.id < b.id; });
+  for (size_t i = 1; i < t_.nodes.size(); ++i) {
+    ETB_CHECK(t_.nodes[i - 1].id != t_.nodes[i].id, "node ", t_.nodes[i].id, " added twice");
+  }
 }
 
 void TraceBuilder::processGroup(std::string_view name, std::string_view desc,

@@ -30,6 +30,17 @@ using TensorIx = uint32_t;
 
 class TraceBuilder;
 
+// A node kept for the replay modes without arguments (labels, the iteration's
+// marker, events between the ops; generator/emit_structure.h).
+struct StructureNode {
+  uint64_t id;
+  uint64_t parent;
+  NodeKind kind;
+  uint64_t tid;
+  double start_us, dur_us;
+  std::string_view name;
+};
+
 // Fills one node; returned by TraceBuilder::op and chained.
 class NodeBuilder {
  public:
@@ -43,6 +54,8 @@ class NodeBuilder {
   NodeBuilder& rf(uint64_t rf_id, uint64_t fw_parent, int64_t seq_id, uint32_t scope,
                   uint64_t tid, uint64_t fw_tid);
   NodeBuilder& chakraType(uint8_t type);
+  // The call-stack parent the trace keeps (a label, another replayed node).
+  NodeBuilder& parent(uint64_t id);
   NodeBuilder& comm(int32_t comm_index);
 
  private:
@@ -80,6 +93,9 @@ class TraceBuilder {
   // Appends a node; ids must be added in increasing order.
   NodeBuilder op(uint64_t id, std::string_view name, std::string_view schema,
                  NodeKind kind = NodeKind::kOperator);
+
+  // Adds the kept nodes (after every op) and sorts the nodes by id.
+  void structure(const StructureNode* nodes, size_t count);
 
   void processGroup(std::string_view name, std::string_view desc, std::string_view backend,
                     std::vector<int64_t> ranks, int64_t size);

@@ -2,82 +2,66 @@
 #include "generator/bench_runner.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <functional>
+#include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include "core/base/error.h"
 #include "core/base/log.h"
 #include "replayer/comm/communicator.h"
 #include "replayer/op_libraries.h"
+#include "replayer/op_selection.h"
+#include "replayer/original_meta.h"
+#include "replayer/original_metrics.h"
 #include "replayer/report_outputs.h"
 
 namespace etb::gen {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: bench [--warmup N] [--iters N] [--device cpu|cuda[:N]] [--threads N]\n"
-    "             [--device-op-iters N (cuda: extra iterations timing each op on the device)]\n"
-    "             [--seed N] [--index-dist uniform|zipf:ALPHA] [--verify] [--quiet]\n"
-    "             [--report-json FILE] [--report-html FILE] [--chrome-trace FILE]\n"
-    "             [--comm-timeout SECONDS] [--log-level debug|info|warn|error]\n"
-    "             [--load-library OPS.so (e.g. torchvision's _C.so; repeatable)]\n"
-    "Multi-rank recordings: mpirun -np RANKS ./bench ...\n";
+    "usage: bench [FLAGS]   (multi-rank recordings: mpirun -np RANKS ./bench ...)\n"
+    "Flags (as et_replay's; --flag=value works too):\n";
 
-long long toInt(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') {
-    ETB_INPUT_ERROR(SourceLoc{flag}, "expected an integer, got \"", text, "\"");
+// The original's system metrics: --original-metrics (a %d pattern gives
+// each rank its own), else the sidecar et_generate embedded, if any.
+void useOriginalMetrics(const BenchProgram& p, BenchFlags& f, int rank) {
+  if (!f.original_metrics.empty()) {
+    std::string path = f.original_metrics;
+    if (const size_t at = path.find("%d"); at != std::string::npos) {
+      path.replace(at, 2, std::to_string(rank));
+    }
+    f.options.original_system = replay::readOriginalMetrics(path);
+    return;
   }
-  return v;
+  if (p.original_metrics.empty()) return;
+  const size_t r = std::min(static_cast<size_t>(p.ranks > 1 ? rank : 0), p.original_metrics.size() - 1);
+  f.options.original_system =
+      replay::parseOriginalMetrics(p.original_metrics[r].json, p.original_metrics[r].source);
 }
 
-double toDouble(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0') {
-    ETB_INPUT_ERROR(SourceLoc{flag}, "expected a number, got \"", text, "\"");
+// Before any iteration runs: a program generated without the profiler file
+// has no times to emulate the original's host time from.
+void checkHostTimes(const BenchProgram& p, const trace::Trace& t, const replay::ReplayOptions& o) {
+  if (!o.emulate_host) return;
+  const trace::Iteration it = replay::chooseIteration(t, p.iteration);
+  if (it.start_us < 0 || it.dur_us <= 0) {
+    ETB_INPUT_ERROR(SourceLoc{t.path}, "--host-time emulate needs the original's profiler times, "
+                    "and ", p.name, " was generated without them (regenerate it: et_generate ",
+                    t.path, " --kineto KINETO_FILE -o ...)");
   }
-  return v;
-}
-
-using Setter = std::function<void(BenchFlags&, const std::string&, const std::string&)>;
-
-const std::map<std::string, Setter>& valueFlags() {
-  static const std::map<std::string, Setter> flags = {
-      {"--warmup", [](BenchFlags& f, auto& n, auto& v) { f.options.warmup = static_cast<int>(toInt(n, v)); }},
-      {"--iters", [](BenchFlags& f, auto& n, auto& v) { f.options.iters = static_cast<int>(toInt(n, v)); }},
-      {"--threads", [](BenchFlags& f, auto& n, auto& v) { f.options.threads = static_cast<int>(toInt(n, v)); }},
-      {"--seed", [](BenchFlags& f, auto& n, auto& v) { f.options.seed = static_cast<uint64_t>(toInt(n, v)); }},
-      {"--device", [](BenchFlags& f, auto&, auto& v) { f.options.device = v; }},
-      {"--device-op-iters",
-       [](BenchFlags& f, auto& n, auto& v) { f.options.device_op_iters = static_cast<int>(toInt(n, v)); }},
-      {"--index-dist", [](BenchFlags& f, auto&, auto& v) { f.options.index_dist = v; }},
-      {"--report-json", [](BenchFlags& f, auto&, auto& v) { f.report_json = v; }},
-      {"--report-html", [](BenchFlags& f, auto&, auto& v) { f.report_html = v; }},
-      {"--chrome-trace", [](BenchFlags& f, auto&, auto& v) { f.chrome_trace = v; }},
-      {"--log-level", [](BenchFlags& f, auto&, auto& v) { f.log_level = v; }},
-      {"--comm-timeout", [](BenchFlags& f, auto& n, auto& v) { f.comm_timeout = toDouble(n, v); }},
-      {"--load-library", [](BenchFlags& f, auto&, auto& v) { f.libraries.push_back(v); }},
-  };
-  return flags;
 }
 
 int runParsed(const BenchProgram& p, BenchFlags& f) {
-  if (!f.log_level.empty()) {
-    LogLevel level;
-    if (!parseLogLevel(f.log_level.c_str(), &level)) {
-      ETB_INPUT_ERROR(SourceLoc{"--log-level"}, "unknown level \"", f.log_level, "\"");
-    }
-    setLogLevel(level);
-  }
+  replay::applyLogLevel(f);
   replay::CommOptions copts;
   copts.device = f.options.device.empty() ? "cpu" : f.options.device;
   copts.timeout_s = f.comm_timeout;
-  std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(copts);
+  copts.backend = f.comm;
+  if (!f.comm.empty()) replay::checkCommBackend(copts);  // a build without gloo says so at once
+  // The job starts on the default backend; the trace (or --comm) then picks.
+  replay::CommOptions start = copts;
+  start.backend.clear();
+  std::unique_ptr<replay::Communicator> comm = replay::makeCommunicator(start);
   setLogRank(comm->rank());
   try {
     if (p.ranks > 1 && comm->worldSize() != p.ranks) {
@@ -92,11 +76,15 @@ int runParsed(const BenchProgram& p, BenchFlags& f) {
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
     f.options.iteration = p.iteration;
     f.options.original_source = p.original_source;
-    if (!p.original_ms.empty()) {
+    if (!f.original_ms.empty()) {
+      replay::useMeasuredOriginal(f.original_ms, f.options);  // the user's figures first
+    } else if (!p.original_ms.empty()) {
       const size_t r = p.ranks > 1 ? static_cast<size_t>(comm->rank()) : 0;
       f.options.original_ms = p.original_ms[std::min(r, p.original_ms.size() - 1)];
     }
+    useOriginalMetrics(p, f, comm->rank());
     if (f.options.threads == 0) f.options.threads = p.threads;
+    checkHostTimes(p, t, f.options);
     replay::ReplayDiagnostics diag;
     const replay::ReplayResult r = replay::replayTrace(t, f.options, *comm, &diag);
     for (const std::string& m : diag.output_mismatches) ETB_LOG(kWarn) << m;
@@ -127,17 +115,23 @@ BenchFlags parseBenchFlags(const std::vector<std::string>& args) {
     }
     if (name == "--help" || name == "-h") {
       f.help = true;
-    } else if (name == "--verify" || name == "--quiet") {
-      (name == "--verify" ? f.options.verify_outputs : f.quiet) = true;
-    } else if (auto it = valueFlags().find(name); it != valueFlags().end()) {
-      if (!inline_value) {
-        if (i + 1 >= args.size()) ETB_INPUT_ERROR(SourceLoc{name}, "needs a value");
-        value = args[++i];
+      continue;
+    }
+    const replay::FlagSpec* spec = replay::findReplayFlag(name, /*generated_program=*/true);
+    if (spec == nullptr) {
+      if (replay::findReplayFlag(name, false) != nullptr) {
+        ETB_INPUT_ERROR(SourceLoc{name}, "et_replay only: this program's recording (its iteration, "
+                        "profiler times and original) is compiled in");
       }
-      it->second(f, name, value);
-    } else {
       ETB_INPUT_ERROR(SourceLoc{name}, "unknown flag (see --help)");
     }
+    const bool is_switch = *spec->type == '\0';
+    if (is_switch && inline_value) ETB_INPUT_ERROR(SourceLoc{name}, "takes no value");
+    if (!is_switch && !inline_value) {
+      if (i + 1 >= args.size()) ETB_INPUT_ERROR(SourceLoc{name}, "needs a value");
+      value = args[++i];
+    }
+    replay::applyFlag(*spec, f, value);
   }
   return f;
 }
@@ -146,7 +140,8 @@ int runBench(const BenchProgram& program, int argc, char** argv) {
   try {
     BenchFlags f = parseBenchFlags(std::vector<std::string>(argv, argv + argc));
     if (f.help) {
-      std::cout << program.name << ": replays one recorded training iteration.\n" << kUsage;
+      std::cout << program.name << ": replays one recorded training iteration.\n" << kUsage
+                << replay::programFlagsHelp();
       return 0;
     }
     return runParsed(program, f);

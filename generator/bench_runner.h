@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/model/trace.h"
+#include "replayer/replay_flags.h"
 #include "replayer/replayer.h"
 
 namespace etb::gen {
@@ -25,21 +26,24 @@ struct BenchProgram {
   // its intra-op threads (the default for --threads); empty / 0 when unknown.
   std::vector<std::vector<double>> original_ms;
   int threads = 0;
+  // The recording's metrics sidecar per rank (et_generate embeds it when the
+  // trace had one beside it or --original-metrics named one): its text and
+  // where it came from; empty when none.
+  struct Sidecar {
+    std::string json, source;
+  };
+  std::vector<Sidecar> original_metrics;
 };
 
-struct BenchFlags {
-  replay::ReplayOptions options;
-  std::string report_json, report_html, chrome_trace, log_level;
-  std::vector<std::string> libraries;  // --load-library, repeatable
-  double comm_timeout = 0;
-  bool quiet = false;
+// The flags et_replay shares with generated programs (replayer/replay_flags.h).
+struct BenchFlags : replay::RunFlags {
   bool help = false;
 };
 
-// Parses --warmup N --iters N --device D --threads N --seed N --index-dist S
-// --report-json P --report-html P --chrome-trace P --verify --quiet
-// --comm-timeout S --log-level L --load-library P --help (also --flag=value). Throws
-// InputError naming the flag on anything else.
+// Parses the run flags of replay::replayFlags() a generated program takes
+// (FlagUse::kBoth), as "--flag value" or "--flag=value", and --help. Throws
+// InputError naming the flag on an unknown one, a missing or bad value, or
+// an et_replay-only flag (whose trace file the program does not have).
 BenchFlags parseBenchFlags(const std::vector<std::string>& args);
 
 // Runs the program; returns the exit code (0 ok, 1 failure or output

@@ -13,6 +13,7 @@
 #include "generator/escape.h"
 #include "generator/project_templates.h"
 #include "generator/runtime_files.h"
+#include "replayer/replay_flags.h"
 #include "replayer/replay_result.h"
 
 namespace etb::gen {
@@ -57,6 +58,11 @@ std::string mainText(const std::vector<RankCode>& codes, const ProgramInfo& info
   ms << "}";
   f["ORIGINAL_MS"] = ms.str();
   f["THREADS"] = std::to_string(info.threads);
+  std::string metrics = "{";
+  for (const auto& [text, source] : info.original_metrics) {
+    metrics += "{" + cLiteral(text) + ", " + cLiteral(source) + "}, ";
+  }
+  f["ORIGINAL_METRICS"] = metrics + "}";
   return fillTemplate(mainTemplate(), f);
 }
 
@@ -71,6 +77,14 @@ void copyJsonHeaders(const fs::path& out) {
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
 
+// Markdown's code block: every line indented four more.
+std::string indented(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out += "    " + line + "\n";
+  return out;
+}
+
 nlohmann::json programJson(const ProgramInfo& info) {
   return {{"name", info.name},         {"source", info.source},
           {"ranks", info.ranks},       {"iteration", info.iteration},
@@ -78,7 +92,10 @@ nlohmann::json programJson(const ProgramInfo& info) {
           {"comm_ops", info.comm_ops}, {"translation_units", info.files},
           {"original_iter_ms", info.original_iter_ms >= 0 ? nlohmann::json(info.original_iter_ms)
                                                           : nlohmann::json()},
-          {"original_meta", info.original_meta.empty() ? nlohmann::json() : nlohmann::json(info.original_meta)}};
+          {"original_meta", info.original_meta.empty() ? nlohmann::json() : nlohmann::json(info.original_meta)},
+          {"original_metrics", info.original_metrics.empty()
+                                   ? nlohmann::json()
+                                   : nlohmann::json(info.original_metrics.front().second)}};
 }
 }  // namespace
 
@@ -131,6 +148,9 @@ ProgramInfo writeProgram(const std::vector<trace::Trace>& ranks, ProgramInfo inf
                    : info.kineto             ? "from the profiler (Kineto) trace"
                                              : "when it has times"},
       {"NEEDS_MPI", needsMpi(info) ? "ON" : "OFF"},
+      {"FLAGS", indented(replay::programFlagsHelp())},
+      {"METRICS", info.original_metrics.empty() ? "none was"
+                  : "embedded: " + commentText(info.original_metrics.front().second)},
       {"MPI_NEEDED", needsMpi(info) ? ", and MPI (the trace communicates)" : " (no MPI: one rank, no collectives)"}};
   prepareOutputDir(out_dir);  // only now: bad input above writes nothing
   const fs::path out(out_dir);

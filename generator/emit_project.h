@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model/trace.h"
@@ -33,6 +34,9 @@ struct ProgramInfo {
   std::string original_meta;
   std::vector<std::vector<double>> original_ms;
   int threads = 0;
+  // Per rank, the recorder's metrics sidecar (text, path): beside the trace
+  // or --original-metrics; the program's report shows the original's side.
+  std::vector<std::pair<std::string, std::string>> original_metrics;
 };
 
 // Emits every rank's code (nothing is written yet), then checks `out_dir`

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/base/error.h"
+#include "generator/emit_structure.h"
 #include "generator/emit_values.h"
 #include "generator/escape.h"
 #include "replayer/device_time.h"
@@ -29,7 +30,7 @@ std::string timeText(const trace::Node& n) {
 // `gpu_dur_us`: the node's original device time with its children's (which
 // the program does not carry).
 std::string nodeStatement(const trace::Trace& t, const trace::Node& n, double gpu_dur_us,
-                          TensorNames& names) {
+                          uint64_t parent, TensorNames& names) {
   std::string decls, chain;
   for (const trace::Value& v : n.inputs) chain += "\n      .in(" + valueExpr(t, v, names, decls) + ")";
   for (const trace::Value& v : n.outputs) chain += "\n      .out(" + valueExpr(t, v, names, decls) + ")";
@@ -47,6 +48,7 @@ std::string nodeStatement(const trace::Trace& t, const trace::Node& n, double gp
        << ", " << n.tid << ", " << n.fw_tid << ")";
     chain += os.str();
   }
+  if (parent != 0) chain += "\n      .parent(" + std::to_string(parent) + ")";
   if (n.chakra_type) chain += "\n      .chakraType(" + std::to_string(n.chakra_type) + ")";
   std::ostringstream os;
   os << "  // node " << n.id << ": " << commentText(t.name(n), 80) << " | "
@@ -93,6 +95,7 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
   std::vector<uint32_t> indices;
   for (const replay::SelectedNode& s : selected) indices.push_back(s.index);
   const std::vector<double> gpu_us = replay::detail::originalDeviceUs(t, indices);
+  const TraceStructure structure = traceStructure(t, it, selected);
   RankCode code;
   code.ops = selected.size();
   const std::string r = std::to_string(rank);
@@ -110,7 +113,8 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
       for (size_t k = f; k < std::min(end, f + options.ops_per_function); ++k) {
         const trace::Node& n = t.nodes[selected[k].index];
         if (selected[k].is_comm) ++code.comm_ops;
-        text += nodeStatement(t, n, gpu_us[k], names);
+        auto p = structure.parent.find(selected[k].index);
+        text += nodeStatement(t, n, gpu_us[k], p == structure.parent.end() ? 0 : p->second, names);
       }
       text += "}\n\n";
     }
@@ -120,11 +124,13 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
   code.build_function = "buildRank" + r;
   std::string text = kFileHead;
   for (const std::string& fn : functions) text += "void " + fn + "(TraceBuilder& b);\n";
+  const std::string structure_fn = "rank" + r + "Structure";
+  text += "\n" + structureFunction(t, structure, structure_fn);
   text += "\n// Rank " + r + ": " + std::to_string(code.ops) + " nodes of " + commentText(it.name) +
           ".\netb::trace::Trace " + code.build_function + "() {\n  etb::trace::Trace t;\n" +
           "  TraceBuilder b(t);\n" + metadataStatements(t, iteration);
   for (const std::string& fn : functions) text += "  " + fn + "(b);\n";
-  text += "  return t;\n}\n\n}  // namespace bench\n";
+  text += "  " + structure_fn + "(b);\n  return t;\n}\n\n}  // namespace bench\n";
   code.files.push_back({"src/rank" + r + ".cc", std::move(text)});
   return code;
 }

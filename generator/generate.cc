@@ -9,7 +9,9 @@
 #include "core/base/log.h"
 #include "core/kineto/kineto_linker.h"
 #include "core/trace_io.h"
+#include "core/base/file_io.h"
 #include "replayer/original_meta.h"
+#include "replayer/original_metrics.h"
 
 namespace etb::gen {
 
@@ -61,6 +63,23 @@ void attachOriginalMeta(const std::string& meta_path, int ranks, ProgramInfo& in
   }
 }
 
+void attachOriginalMetrics(const std::vector<trace::Trace>& ranks, const std::string& pattern,
+                           ProgramInfo& info) {
+  info.original_metrics.clear();
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    std::string path = pattern;
+    if (const size_t at = path.find("%d"); at != std::string::npos) path.replace(at, 2, std::to_string(r));
+    if (path.empty()) path = replay::metricsBesideTrace(ranks[r].path);
+    if (path.empty()) {
+      info.original_metrics.clear();  // all ranks or none
+      return;
+    }
+    std::string text = readFileMaybeGzip(path);
+    replay::parseOriginalMetrics(text, path);  // refused now, not when the program runs
+    info.original_metrics.emplace_back(std::move(text), path);
+  }
+}
+
 std::string metaBeside(const std::string& trace_path, const std::string& job_name) {
   const std::filesystem::path p = std::filesystem::path(trace_path).parent_path() / (job_name + ".meta.json");
   std::error_code ec;
@@ -77,6 +96,7 @@ ProgramInfo generateProgram(const GenerateOptions& options) {
   if (!options.original_meta.empty()) {
     attachOriginalMeta(options.original_meta, static_cast<int>(ranks.size()), info);
   }
+  attachOriginalMetrics(ranks, options.original_metrics, info);
   info = writeProgram(ranks, info, options.out_dir, options.emit);
   ETB_LOG(kInfo) << "wrote " << options.out_dir << ": " << info.ranks << " rank(s), " << info.ops
                  << " nodes in " << info.files << " translation units";

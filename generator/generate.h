@@ -17,6 +17,7 @@ struct GenerateOptions {
   std::string trace;   // file, "%d" pattern or folder
   std::string kineto;  // optional; a per-rank pattern for per-rank traces
   std::string original_meta;  // optional; a fleet sample's meta.json (unprofiled original)
+  std::string original_metrics;  // optional; sidecar per rank ("%d"); default: beside the trace
   int iteration = 0;
   std::string out_dir;
   EmitOptions emit;
@@ -41,6 +42,12 @@ void attachOriginalMeta(const std::string& meta_path, int ranks, ProgramInfo& in
 // "<folder of trace>/<job>.meta.json" when it exists, "" otherwise: the
 // fleet-sample layout, which suites pick up by themselves.
 std::string metaBeside(const std::string& trace_path, const std::string& job_name);
+
+// Reads each rank's metrics sidecar into `info`: `pattern` ("%d" = rank)
+// when given, else <stem>.metrics.json beside each trace when there is one.
+// A bad sidecar is an InputError naming it.
+void attachOriginalMetrics(const std::vector<trace::Trace>& ranks, const std::string& pattern,
+                           ProgramInfo& info);
 
 ProgramInfo generateProgram(const GenerateOptions& options);
 

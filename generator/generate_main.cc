@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// et_generate TRACE -o DIR [--kineto K] [--iteration N]
+// et_generate TRACE -o DIR [--kineto K] [--original-meta M] [--original-metrics S] [--iteration N]
 // et_generate --suite FLEET_DIR [--suite MORE_DIR...] -o SUITE_DIR
 // Writes a standalone benchmark program (or a weighted suite of them).
 #include <iostream>
@@ -12,6 +12,7 @@
 #include "core/tools/tool_main.h"
 #include "generator/generate.h"
 #include "generator/suite.h"
+#include "replayer/replay_flags.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Turn an execution trace into a standalone C++ benchmark program", "et_generate"};
@@ -22,12 +23,17 @@ int main(int argc, char** argv) {
   app.add_option("--kineto", g.kineto, "profiler (Kineto) trace(s) of the same run: original times");
   app.add_option("--original-meta", g.original_meta,
                  "a fleet sample's meta.json: compare with its unprofiled steps, default to its threads");
+  app.add_option("--original-metrics", g.original_metrics,
+                 "the recorder's metrics sidecar (per rank: %d), embedded so the program's report "
+                 "shows the original's side (default: <stem>.metrics.json beside the trace)");
   app.add_option("--iteration", g.iteration, "recorded iteration (ProfilerStep) to replay")
       ->capture_default_str();
   app.add_option("--suite", suite, "folder of fleet traces: write a weighted suite instead (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--ops-per-file", g.emit.ops_per_file, "operators per translation unit")
       ->capture_default_str();
+  app.footer("The generated program (./build/bench) takes et_replay's run flags, less those that "
+             "need the trace file:\n" + etb::replay::programFlagsHelp());
   return etb::runTool(app, argc, argv, [&] {
     if (suite.empty() == g.trace.empty()) {
       ETB_INPUT_ERROR(etb::SourceLoc{"et_generate"}, "give either TRACE or --suite FLEET_DIR");

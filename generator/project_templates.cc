@@ -161,6 +161,7 @@ int main(int argc, char** argv) {
   program.original_source = @ORIGINAL_SOURCE@;
   program.original_ms = @ORIGINAL_MS@;
   program.threads = @THREADS@;
+  program.original_metrics = @ORIGINAL_METRICS@;
   program.build = buildTrace;
   return etb::gen::runBench(program, argc, argv);
 }
@@ -189,9 +190,13 @@ present (for `.gz` outputs). For GPUs add
 
     @RUN@
 
-Flags: `--warmup N --iters N --device cpu|cuda --threads N --seed N
---index-dist uniform|zipf:A --verify --report-json F --report-html F
---chrome-trace F` (`--help` lists them).
+Flags (the run flags `et_replay` takes, less those that need the trace file;
+`./build/bench --help` lists them):
+
+@FLAGS@
+`--host-time emulate` needs the profiler times (generate with `--kineto`);
+the original's system metrics come from its sidecar when one was embedded
+(@METRICS@).
 
 ## What the numbers mean
 

@@ -274,8 +274,14 @@ SuiteSummary generateSuite(const std::vector<std::string>& fleet_dirs, const std
     info.kineto = !job.kineto.empty();
     // A fleet sample's own unprofiled original, where it has one.
     originalFromMeta(job, static_cast<int>(job.traces.size()), info);
-    programs.push_back(writeProgram(readTraceFiles(job.traces, job.kineto), info,
-                                    out_dir + "/programs/" + info.name, options));
+    const std::vector<trace::Trace> ranks = readTraceFiles(job.traces, job.kineto);
+    try {  // the recorder's metrics sidecars, where the sample has them
+      attachOriginalMetrics(ranks, "", info);
+    } catch (const InputError& e) {
+      ETB_LOG(kWarn) << "ignoring the metrics sidecar of " << job.traces.front() << ": " << e.what();
+      info.original_metrics.clear();
+    }
+    programs.push_back(writeProgram(ranks, info, out_dir + "/programs/" + info.name, options));
   }
   writeSuiteFiles(out_dir, scan, facts, groups, basis, programs);
   SuiteSummary s;

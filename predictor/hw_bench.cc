@@ -107,20 +107,51 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
   }
   if (o.progress) o.progress("conv: " + std::to_string(hw.conv.size()) + " shapes");
 }
+
+// Another pass over the GEMM, BMM and conv shapes (detail::keepFaster).
+void measureComputeAgain(const ProfileOptions& o, HwProfile& hw) {
+  ProfileOptions silent = o;
+  silent.progress = nullptr;
+  HwProfile again;
+  measureGemm(silent, again);
+  measureConv(silent, again);
+  detail::keepFaster(hw, again);
+  if (o.progress) o.progress("gemm, bmm, conv: measured again, the faster time kept");
+}
 }  // namespace
+
+namespace detail {
+void keepFaster(HwProfile& kept, const HwProfile& again) {
+  auto faster = [](double& k, double now) { k = std::min(k, now); };
+  for (size_t i = 0; i < kept.gemm.size() && i < again.gemm.size(); ++i) {
+    faster(kept.gemm[i].us, again.gemm[i].us);
+  }
+  for (size_t i = 0; i < kept.bmm.size() && i < again.bmm.size(); ++i) {
+    faster(kept.bmm[i].us, again.bmm[i].us);
+  }
+  for (size_t i = 0; i < kept.conv.size() && i < again.conv.size(); ++i) {
+    faster(kept.conv[i].fwd_us, again.conv[i].fwd_us);
+    faster(kept.conv[i].bwd_input_us, again.conv[i].bwd_input_us);
+    faster(kept.conv[i].bwd_weight_us, again.conv[i].bwd_weight_us);
+  }
+}
+}  // namespace detail
 
 void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   at::manual_seed(1234);
   resetStallTally();
   measureDispatch(o, hw);
   detail::measureReplayStep(o, hw);
+  detail::measureColdAfter(o, hw);
   measureGemm(o, hw);
   measureConv(o, hw);
   detail::measureFirstTouch(o, hw);
   detail::measureRetention(o, hw);
   detail::measureMemoryBound(o, hw);
+  if (!o.quick) measureComputeAgain(o, hw);
   detail::measureEmbedding(o, hw);
   detail::measureForeach(o, hw);
+  if (!o.quick) measureComputeAgain(o, hw);
   hw.stall_share = std::min(stallShare(), 0.9);
   // The share is the machine's state while profiling; a busy machine makes
   // every prediction slower by 1 / (1 - share), which is right only for

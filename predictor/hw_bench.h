@@ -2,7 +2,9 @@
 //
 // et_profile_hw's measurements. Each kernel is timed the way et_replay runs
 // it: a boxed call through the c10 dispatcher on tensors allocated before
-// the clock starts, the median of many calls.
+// the clock starts, the median of many calls. The compute-bound shapes
+// (GEMM, BMM, conv) are measured in three passes spread over a full profile,
+// each point keeping its fastest median (interference only slows).
 #pragma once
 
 #include <functional>
@@ -45,6 +47,14 @@ void measureRetention(const ProfileOptions& options, HwProfile& profile);  // af
 void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
 void measureReplayStep(const ProfileOptions& options, HwProfile& profile);
+void measureColdAfter(const ProfileOptions& options, HwProfile& profile);
+// Each GEMM, BMM and conv point of `kept` takes `again`'s time where that is
+// faster (the same shapes measured in a later pass, in the same order).
+// Interference - another job on the core's sibling, a neighbour on the
+// host - only ever slows a kernel and comes and goes over seconds: two
+// profiles minutes apart disagreed by up to 2x on the same conv shapes,
+// while passes spread over one profile rarely all fall in a slow stretch.
+void keepFaster(HwProfile& kept, const HwProfile& again);
 inline std::vector<int64_t> sizesOf(const ProfileOptions& o, std::vector<int64_t> quick,
                                     std::vector<int64_t> full) {
   return o.quick ? quick : full;

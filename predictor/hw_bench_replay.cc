@@ -6,6 +6,7 @@
 // tiny ops of several kinds, replayed by the engine itself, less the same
 // calls timed one kind at a time, is that cost, independent of any trace.
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
 #include <string>
@@ -16,6 +17,7 @@
 #include "predictor/hw_bench.h"
 #include "predictor/timing.h"
 #include "replayer/replayer.h"
+#include "replayer/timer.h"
 
 namespace etb::predict {
 namespace {
@@ -48,9 +50,54 @@ double hotChainUs(const ProfileOptions& o) {
   }
   return sum;
 }
+
+// Waits `us` on the clock alone: no memory traffic of its own, so what the
+// next call loses is what the machine took from the caches meanwhile.
+void spinUs(double us) {
+  const double t0 = replay::nowUs();
+  while (replay::nowUs() - t0 < us) {
+  }
+}
+
+double medianOf(std::vector<double> xs) {
+  std::nth_element(xs.begin(), xs.begin() + static_cast<long>(xs.size() / 2), xs.end());
+  return xs[xs.size() / 2];
+}
 }  // namespace
 
 namespace detail {
+void measureColdAfter(const ProfileOptions& o, HwProfile& hw) {
+  const at::Tensor a = at::ones({1}), b = at::ones({1});
+  const c10::OperatorHandle add =
+      c10::Dispatcher::singleton().findSchemaOrThrow("aten::add", "Tensor");
+  std::vector<c10::IValue> stack;
+  const auto callUs = [&] {
+    const double t0 = replay::nowUs();
+    stack = {a, b, c10::Scalar(1)};
+    add.callBoxed(stack);
+    return replay::nowUs() - t0;
+  };
+  const std::vector<double> after = o.quick ? std::vector<double>{300, 3000}
+                                            : std::vector<double>{100, 300, 1000, 3000, 10000};
+  const int reps = o.quick ? 7 : 21;
+  double extra = 0;
+  for (const double us : after) {
+    std::vector<double> first, hot;
+    for (int r = 0; r < reps; ++r) {
+      spinUs(us);
+      first.push_back(callUs());
+      hot.push_back(callUs());
+    }
+    // A longer stretch cannot leave more in the caches than a shorter one.
+    extra = std::max(extra, medianOf(first) - medianOf(hot));
+    hw.cold_after.push_back({us, extra});
+  }
+  if (o.progress) {
+    o.progress("cold call: +" + std::to_string(hw.cold_after.back().us) + " us after " +
+               std::to_string(after.back() / 1e3) + " ms of other work");
+  }
+}
+
 void measureReplayStep(const ProfileOptions& o, HwProfile& hw) {
   const trace::Trace t = trace::tinyOpChain(kKinds, kOps, kElems, "et_profile_hw:replay-step");
   replay::ReplayOptions ro;

@@ -186,6 +186,9 @@ std::string profileToJson(const HwProfile& hw) {
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;
+  json cold = json::array();
+  for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
+  j["cold_after"] = cold;
   j["stall_share"] = hw.stall_share;
   j["gemm"] = gemmJson(hw.gemm);
   j["bmm"] = gemmJson(hw.bmm);
@@ -231,6 +234,12 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
   hw.view_us = field<double>(j, "view_us", path, "profile");
   hw.replay_step_us = field<double>(j, "replay_step_us", path, "profile");
+  if (j.contains("cold_after")) {
+    for (const json& c : j["cold_after"]) {
+      hw.cold_after.push_back({field<double>(c, "after_us", path, "cold_after"),
+                               field<double>(c, "extra_us", path, "cold_after")});
+    }
+  }
   if (j.contains("stall_share")) {
     hw.stall_share = field<double>(j, "stall_share", path, "profile");
     if (hw.stall_share < 0 || hw.stall_share >= 1) {
@@ -274,10 +283,9 @@ std::string rngCurve(double p) {
 }
 
 void sortCurves(HwProfile& hw) {
-  for (auto& [kind, curve] : hw.bandwidth) {
-    std::sort(curve.begin(), curve.end(),
-              [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
-  }
+  const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
+  for (auto& [kind, curve] : hw.bandwidth) std::sort(curve.begin(), curve.end(), byBytes);
+  std::sort(hw.cold_after.begin(), hw.cold_after.end(), byBytes);
 }
 
 HwProfile readProfile(const std::string& path) {

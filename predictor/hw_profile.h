@@ -110,6 +110,13 @@ struct HwProfile {
   // stack, clock stamps, releases, and a different kernel each call):
   // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
   double replay_step_us = 0;
+  // What the first op call after a stretch of other work costs beyond a
+  // hot one, by the stretch's length (SizePoint::bytes holds the stretch in
+  // microseconds, ::us the extra microseconds), measured after spins that
+  // touch no memory: on a shared host the caches lose the dispatcher's code
+  // and data with time while a long kernel runs (seen here: +5 us after
+  // 0.5 ms, +50 us after 5 ms, whatever ran). Empty in older profiles.
+  std::vector<SizePoint> cold_after;
   // The share of a timed loop's time that its median call leaves out (the
   // calls slowed by preemption, interrupts and reclaim), over every kernel
   // loop of the profile. Kernel curves are medians; a replayed iteration is

@@ -20,6 +20,12 @@ namespace etb::predict {
 // at load; sorting here on every call cost more than the lookup).
 double curveUs(const std::vector<SizePoint>& curve, double bytes);
 
+// The extra cost of an op call after `after_us` of other work
+// (HwProfile::cold_after, sorted): linear in log(after_us) between the
+// measured stretches, in proportion below the shortest, and the longest's
+// beyond it (the caches can lose no more than all of it). 0 when empty.
+double coldAfterUs(const std::vector<SizePoint>& curve, double after_us);
+
 // A measured point in log2 feature space with a value (log of throughput).
 template <size_t D>
 struct KnnPoint {

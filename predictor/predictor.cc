@@ -116,6 +116,7 @@ class StepBuilder {
       step.op = rp_.ops.size() - 1;
       if (sel[i].is_comm) comm(n, step);
       else op(sel[i].index, fresh[i], cold[i], l3[i], step);
+      prev_us_ = step.us;
       steps.push_back(step);
     }
     if (p_.ops == 0 && rank_ == 0) {
@@ -148,7 +149,9 @@ class StepBuilder {
     // the machine slowed (HwProfile::stall_share). Then et_replay's own
     // work around the call (hw_bench_replay.cc), measured in a replay that
     // paid them already.
-    out.us = step.us = (e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us;
+    // And the caches the previous step's length cost it (HwProfile::cold_after).
+    out.us = step.us = (e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us +
+                       coldAfterUs(hw_.cold_after, prev_us_);
     rp_.compute_us += out.us;
     if (rank_ == 0) ++(e.fallback ? p_.fallback : p_.modelled);
   }
@@ -218,6 +221,7 @@ class StepBuilder {
   std::vector<replay::comm::GroupSpec> groups_;
   std::map<std::string, int64_t> ordinal_;
   std::string profile_path_;
+  double prev_us_ = 0;  // the previous step's predicted time
 };
 
 // The backend et_replay would run the collectives of `t` on.

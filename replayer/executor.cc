@@ -11,6 +11,7 @@
 #include "replayer/cpu_rewrites.h"
 #include "replayer/data_rules.h"
 #include "replayer/dtype_fallback.h"
+#include "replayer/system_metrics.h"
 
 namespace etb::replay::detail {
 
@@ -73,10 +74,12 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
   const double t0 = nowUs();
   rec.lead_us.resize(plan_.steps.size());
   rec.call_us.assign(plan_.steps.size(), -1.0);
+  if (count_faults_) rec.faults.assign(plan_.steps.size(), 0.0);
   double last_end = t0;  // of the previous op call (or step)
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     PlanStep& step = plan_.steps[i];
     if (!host_before_us_.empty()) spinner_.spin(host_before_us_[i]);
+    const uint64_t faults0 = count_faults_ ? processMinorFaults() : 0;
     const double start = nowUs();
     call_t0_ = -1;
     // Time blocked on another rank's collective is not the replay's own work
@@ -106,6 +109,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
       if (track) hold(plan_.slots[static_cast<size_t>(slot)], -1);
       plan_.slots[static_cast<size_t>(slot)].reset();
     }
+    if (count_faults_) rec.faults[i] = static_cast<double>(processMinorFaults() - faults0);
   }
   if (!host_before_us_.empty()) spinner_.spin(host_after_us_);
   for (Pending& p : pending_) p.work->wait();

@@ -32,6 +32,9 @@ struct IterationRecord {
   std::vector<double> lead_us;
   std::vector<double> call_us;  // per plan step: the op call itself, -1 when none
   double tail_us = 0;
+  // With fault counting on (setCountFaults): the minor page faults each
+  // step took, its op call and the frees after it; empty otherwise.
+  std::vector<double> faults;
   // With device timing on (setDeviceTiming): each op call's device time.
   StepDeviceTimes device;
   CommStats comm;
@@ -59,6 +62,10 @@ class Executor {
   // values). For the host-time calibration in a forked child of a multi-rank
   // job, which must not talk to the other ranks.
   void setCommEnabled(bool on) { comm_enabled_ = on; }
+
+  // Page faults per step in the following iterations' records: two
+  // getrusage calls per step, so only for iterations that are not timed.
+  void setCountFaults(bool on) { count_faults_ = on; }
 
   // Host-overhead emulation: busy-wait before_us[i] before plan step i and
   // after_us after the last one (outside the steps' own times). Empty = off.
@@ -109,6 +116,7 @@ class Executor {
   double call_t0_ = 0, call_t1_ = 0;  // the last op call's start and end (call())
   bool comm_enabled_ = true;
   bool device_timing_ = false;
+  bool count_faults_ = false;
 };
 
 }  // namespace etb::replay::detail

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/heap_match.h"
+#include "replayer/system_metrics.h"
 
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -31,18 +32,12 @@ constexpr int kFinalCounted = 3;
 // it is: a fixed threshold is not free either (glibc stops adapting).
 constexpr double kWorthShare = 0.03;
 
-uint64_t minorFaultsNow() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_minflt);
-}
-
 // Faults per iteration over `counted` runs after `settle` uncounted ones.
 double countFaults(const std::function<void()>& run_iteration, int settle, int counted) {
   for (int i = 0; i < settle; ++i) run_iteration();
-  const uint64_t before = minorFaultsNow();
+  const uint64_t before = processMinorFaults();
   for (int i = 0; i < counted; ++i) run_iteration();
-  return static_cast<double>(minorFaultsNow() - before) / counted;
+  return static_cast<double>(processMinorFaults() - before) / counted;
 }
 
 double nowUs() {

@@ -33,7 +33,10 @@ void readGpu(const json& doc, const std::string& path, SystemMetrics& m) {
 }  // namespace
 
 OriginalSystem readOriginalMetrics(const std::string& path) {
-  const std::string text = readFileMaybeGzip(path);
+  return parseOriginalMetrics(readFileMaybeGzip(path), path);
+}
+
+OriginalSystem parseOriginalMetrics(const std::string& text, const std::string& path) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     ETB_INPUT_ERROR(SourceLoc{path}, "not a JSON object (expected the recorder's metrics sidecar)");

@@ -18,6 +18,10 @@ namespace etb::replay {
 // the file and the field.
 OriginalSystem readOriginalMetrics(const std::string& path);
 
+// The same for a sidecar's text (a generated program carries it embedded);
+// `path` names it in errors and in the report.
+OriginalSystem parseOriginalMetrics(const std::string& text, const std::string& path);
+
 // "<stem>.metrics.json" beside `trace_path` (stem: the name less .gz, .json,
 // .et, .pb), or "" when there is none.
 std::string metricsBesideTrace(const std::string& trace_path);

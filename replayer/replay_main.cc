@@ -2,6 +2,8 @@
 //
 // et_replay TRACE [--kineto K] [--device cpu|cuda] [--comm mpi|gloo|nccl] [--iters N] ...
 // Replays one recorded iteration and reports it next to the original.
+#include <cmath>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -15,6 +17,7 @@
 #include "replayer/original_meta.h"
 #include "replayer/op_libraries.h"
 #include "replayer/original_metrics.h"
+#include "replayer/replay_flags.h"
 #include "replayer/replayer.h"
 #include "replayer/report_outputs.h"
 #include "replayer/timed_trace.h"
@@ -23,85 +26,72 @@ namespace {
 using namespace etb;
 
 struct Flags {
-  std::string trace, kineto, report_json, report_html, chrome_trace, log_level, timed_trace, comm;
-  std::vector<double> original_ms;
-  std::string original_meta;
-  std::string host_time = "off", heap = "glibc", autograd = "off", original_metrics;
-  std::vector<std::string> libraries;
-  double comm_timeout = 0;
-  bool quiet = false;
-  replay::ReplayOptions options;
+  std::string trace;
+  replay::RunFlags run;
 };
 
-void addFlags(CLI::App& app, Flags& f) {
+// The shared run flags (replayer/replay_flags.h) as CLI11 options: each keeps
+// its raw text; its kind, choices, range and default show in --help, and the
+// table's own setter checks every value at parse time (on scratch flags).
+// applyRunFlags then sets them for real, in table order.
+struct RawFlags {  // what CLI11 binds the shared flags to
+  std::deque<std::string> one;
+  std::deque<std::vector<std::string>> many;
+};
+
+void addRunFlags(CLI::App& app, RawFlags& raw) {
+  const replay::RunFlags defaults;
+  for (const replay::FlagSpec& s : replay::replayFlags()) {
+    if (*s.type == '\0') {
+      app.add_flag(s.name, s.help);
+      continue;
+    }
+    CLI::Option* o = s.repeatable ? app.add_option(s.name, raw.many.emplace_back(), s.help)
+                                  : app.add_option(s.name, raw.one.emplace_back(), s.help);
+    o->type_name(s.type);
+    if (s.delimiter != 0) o->delimiter(s.delimiter);
+    if (!s.choices.empty()) o->check(CLI::IsMember(s.choices));
+    if (s.ranged && s.lo == 0 && std::isinf(s.hi)) {
+      o->check(CLI::NonNegativeNumber);
+    } else if (s.ranged && std::string(s.type) == "INT") {  // help: "INT in [-1 - 1000]"
+      o->check(CLI::Range(static_cast<int>(s.lo), static_cast<int>(s.hi)));
+    } else if (s.ranged) {
+      o->check(CLI::Range(s.lo, s.hi));
+    }
+    o->check(CLI::Validator(
+        [&s](std::string& v) {
+          replay::RunFlags scratch;
+          try {
+            replay::applyFlag(s, scratch, v);
+          } catch (const InputError& e) {
+            // CLI11 puts the flag's name in front itself.
+            const std::string m = e.what(), own = std::string(s.name) + ": ";
+            return m.rfind(own, 0) == 0 ? m.substr(own.size()) : m;
+          }
+          return std::string();
+        },
+        ""));
+    if (s.shown) o->default_str(s.shown(defaults));
+  }
+  app.get_option("--original-meta")->excludes(app.get_option("--original-ms"));
+}
+
+void applyRunFlags(const CLI::App& app, replay::RunFlags& f) {
+  for (const replay::FlagSpec& s : replay::replayFlags()) {
+    const CLI::Option* o = app.get_option(s.name);
+    if (*s.type == '\0') {
+      if (o->count() > 0) replay::applyFlag(s, f, "");
+      continue;
+    }
+    for (const std::string& v : o->results()) replay::applyFlag(s, f, v);
+  }
+}
+
+void addFlags(CLI::App& app, Flags& f, RawFlags& raw) {
   app.add_option("trace", f.trace,
                  "PyTorch ET / Chakra trace; per rank: bench.%d.et, bench.rank%d.json or a folder")
       ->required();
-  app.add_option("--kineto", f.kineto,
-                 "profiler (Kineto) trace of the same run: original times; per rank: k_%d.json.gz");
-  app.add_option("--comm", f.comm,
-                 "collectives on mpi, gloo or nccl (default: the backend the trace's process "
-                 "groups recorded when built in, else mpi; nccl for --device cuda)")
-      ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
-  auto* oms = app.add_option("--original-ms", f.original_ms,
-                             "measured original iteration time(s) in ms, comma-separated")
-                  ->delimiter(',');
-  app.add_option("--original-meta", f.original_meta,
-                 "a fleet sample's meta.json: its unprofiled original (and its threads)")
-      ->excludes(oms);
-  app.add_option("--device", f.options.device, "cpu or cuda[:N] (default: the trace's if usable)");
-  app.add_option("--device-op-iters", f.options.device_op_iters,
-                 "on cuda: iterations after the measured ones with CUDA events around every op "
-                 "call, for each op's device time (median over them; -1 = 3; ignored on cpu)")
-      ->check(CLI::Range(-1, 1000))
-      ->capture_default_str();
-  app.add_option("--threads", f.options.threads, "intra-op threads (0 = libtorch default)");
-  app.add_option("--warmup", f.options.warmup, "warm-up iterations")->capture_default_str();
-  app.add_option("--iters", f.options.iters, "measured iterations")->capture_default_str();
-  app.add_option("--iteration", f.options.iteration, "recorded iteration (ProfilerStep) to replay")
-      ->capture_default_str();
-  app.add_option("--index-dist", f.options.index_dist, "index tensors: uniform or zipf:ALPHA")
-      ->capture_default_str();
-  app.add_option("--seed", f.options.seed, "seed for tensor data")->capture_default_str();
-  app.add_option("--host-time", f.host_time,
-                 "off: time the ops alone; emulate: also time iterations with the original's "
-                 "host time between ops (from --kineto, less the profiler's cost measured here)")
-      ->check(CLI::IsMember({"off", "emulate"}))
-      ->capture_default_str();
-  app.add_option("--host-stall-us", f.options.host_stall_us,
-                 "with --host-time emulate: an eventless stretch of a profiled gap longer than "
-                 "this counts as this long (the recording was preempted); 0 = no limit")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--heap", f.heap,
-                 "glibc: the heap as this process's malloc sets it; match: set glibc's mmap and "
-                 "trim thresholds so that page faults per iteration come near the original's "
-                 "(metrics sidecar), searched over 25 iterations after the first")
-      ->check(CLI::IsMember({"glibc", "match"}))
-      ->capture_default_str();
-  app.add_option("--autograd", f.autograd,
-                 "off: every op on plain tensors; record: the forward's ops build autograd's graph "
-                 "over parameters that require grad, as the original's did (the backward's and "
-                 "the optimizer's ops run under no_grad)")
-      ->check(CLI::IsMember({"off", "record"}))
-      ->capture_default_str();
-  app.add_option("--original-metrics", f.original_metrics,
-                 "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "
-                 "beside the trace)");
-  app.add_option("--load-library", f.libraries,
-                 "operator library to load first, as torch.ops.load_library (torchvision's _C.so "
-                 "for torchvision:: ops); repeatable");
-  app.add_flag("--verify", f.options.verify_outputs,
-               "check replayed outputs' shapes/dtypes/strides against the trace");
-  app.add_option("--report-json", f.report_json, "write the report as JSON");
-  app.add_option("--report-html", f.report_html, "write a self-contained HTML report");
-  app.add_option("--chrome-trace", f.chrome_trace, "write the replay timeline (Perfetto)");
-  app.add_option("--comm-timeout", f.comm_timeout, "seconds any one collective may take (0 = none)");
-  app.add_option("--write-timed-trace", f.timed_trace,
-                 "write the trace back with each op's median replay time (.et for a "
-                 "simulator; %d = rank)");
-  app.add_option("--log-level", f.log_level, "debug, info, warn, error");
-  app.add_flag("--quiet", f.quiet, "no terminal report");
+  addRunFlags(app, raw);
 }
 
 // One trace for every rank, or one per rank (the count must match).
@@ -134,14 +124,10 @@ std::string pickRankFile(const std::string& pattern, const char* flag, int rank,
   return path;
 }
 
-int replayMain(Flags& f, int argc, char** argv) {
-  LogLevel level;
-  if (!f.log_level.empty()) {
-    if (!parseLogLevel(f.log_level.c_str(), &level)) {
-      ETB_INPUT_ERROR(SourceLoc{"--log-level"}, "unknown level \"", f.log_level, "\"");
-    }
-    setLogLevel(level);
-  }
+int replayMain(const CLI::App& app, Flags& flags, int argc, char** argv) {
+  replay::RunFlags& f = flags.run;
+  applyRunFlags(app, f);
+  replay::applyLogLevel(f);
   for (int i = 0; i < argc; ++i) f.options.argv.push_back(argv[i]);
   replay::CommOptions copts;
   copts.device = f.options.device.empty() ? "cpu" : f.options.device;
@@ -156,7 +142,7 @@ int replayMain(Flags& f, int argc, char** argv) {
   setLogRank(comm->rank());
   try {
     replay::loadOpLibraries(f.libraries);
-    trace::Trace t = trace::readTrace(pickTrace(f.trace, comm->rank(), comm->worldSize()));
+    trace::Trace t = trace::readTrace(pickTrace(flags.trace, comm->rank(), comm->worldSize()));
     if (!f.kineto.empty()) {
       trace::linkKineto(t, pickRankFile(f.kineto, "--kineto", comm->rank(), comm->worldSize()));
       f.options.original_source = "kineto";
@@ -164,9 +150,6 @@ int replayMain(Flags& f, int argc, char** argv) {
     if (!f.original_meta.empty()) replay::useOriginalMeta(f.original_meta, f.options, comm->rank());
     if (!f.original_ms.empty()) replay::useMeasuredOriginal(f.original_ms, f.options);
     comm = replay::switchCommBackend(comm, replay::pickCommBackend(t, copts), copts);
-    f.options.emulate_host = f.host_time == "emulate";
-    f.options.match_heap = f.heap == "match";
-    f.options.record_autograd = f.autograd == "record";
     // Each rank's own sidecar: beside its trace, or from a %d pattern.
     const std::string metrics =
         f.original_metrics.empty()
@@ -205,6 +188,7 @@ int replayMain(Flags& f, int argc, char** argv) {
 int main(int argc, char** argv) {
   CLI::App app{"Replay a recorded training iteration through libtorch", "et_replay"};
   Flags flags;
-  addFlags(app, flags);
-  return runTool(app, argc, argv, [&] { return replayMain(flags, argc, argv); });
+  RawFlags raw;
+  addFlags(app, flags, raw);
+  return runTool(app, argc, argv, [&] { return replayMain(app, flags, argc, argv); });
 }

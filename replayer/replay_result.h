@@ -79,6 +79,10 @@ struct OpStat {
   // ops below it, each once (-1 none linked).
   double device_us = -1;
   double original_device_us = -1;
+  // Minor page faults of the step (its call and the frees after it), median
+  // over the warm-up iterations after the first (the heap has settled by
+  // then and those iterations are not timed); -1 not counted (warm-up < 2).
+  double minor_faults = -1;
 };
 
 // Per operator name ("op kind"), summed over one iteration.

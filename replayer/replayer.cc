@@ -220,12 +220,17 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
                               : -1;
     heap = matchHeapFaults(target, [&] { exec.runIteration(false, nullptr); });
   };
-  std::vector<detail::IterationRecord> untracked;
+  std::vector<detail::IterationRecord> untracked, fault_counted;
   for (int i = 0; i < options.warmup; ++i) {
+    // Host-time emulation measures the replay's own gaps in these: no
+    // fault counting there (two system calls per step).
+    exec.setCountFaults(i > 0 && !host);
     detail::IterationRecord rec = exec.runIteration(i == 0, i == 0 ? diag : nullptr);
     if (i == 0) matchHeap();
     if (i > 0 && host) untracked.push_back(std::move(rec));
+    else if (i > 0) fault_counted.push_back(std::move(rec));
   }
+  exec.setCountFaults(false);
   if (options.warmup == 0) matchHeap();
   if (host) {
     std::optional<ProfilerCost> here;
@@ -273,6 +278,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.comm_backend = comm.backendName();
   r.original_source = options.original_source;
   detail::fillResult(trace, it, plan, records, comm.worldSize(), r);
+  detail::fillStepFaults(fault_counted, r);
   detail::fillDeviceTimes(trace, it, plan, device_timed, r);
   if (!options.original_ms.empty()) {
     r.original_iter_ms = summarize(options.original_ms);

@@ -126,6 +126,7 @@ json opsJson(const std::vector<OpStat>& ops) {
     if (op.original_us >= 0) j["original_us"] = op.original_us;
     if (op.device_us >= 0) j["device_us"] = op.device_us;
     if (op.original_device_us >= 0) j["original_device_us"] = op.original_device_us;
+    if (op.minor_faults >= 0) j["minor_faults"] = op.minor_faults;
     out.push_back(std::move(j));
   }
   return out;

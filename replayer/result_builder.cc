@@ -135,4 +135,15 @@ void fillResult(const trace::Trace& trace, const trace::Iteration& it, const Pla
   fillOriginal(trace, it, r);
 }
 
+void fillStepFaults(const std::vector<IterationRecord>& counted, ReplayResult& r) {
+  if (counted.empty()) return;
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    std::vector<double> faults;
+    for (const IterationRecord& rec : counted) {
+      if (i < rec.faults.size()) faults.push_back(rec.faults[i]);
+    }
+    if (!faults.empty()) r.ops[i].minor_faults = median(faults);
+  }
+}
+
 }  // namespace etb::replay::detail

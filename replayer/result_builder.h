@@ -16,4 +16,8 @@ void fillResult(const trace::Trace& trace, const trace::Iteration& it, const Pla
                 const std::vector<IterationRecord>& records, int world_size,
                 ReplayResult& result);
 
+// Each op's minor page faults: the median over `counted` (records taken
+// with fault counting on, result.ops in plan order). Nothing when empty.
+void fillStepFaults(const std::vector<IterationRecord>& counted, ReplayResult& result);
+
 }  // namespace etb::replay::detail

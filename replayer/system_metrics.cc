@@ -106,11 +106,6 @@ double cpuSeconds() {
   return toSeconds(ru.ru_utime) + toSeconds(ru.ru_stime);
 }
 
-uint64_t processMinorFaults() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_minflt);
-}
 
 uint64_t peakRssBytes() {
   rusage ru{};
@@ -118,6 +113,12 @@ uint64_t peakRssBytes() {
   return static_cast<uint64_t>(ru.ru_maxrss) * 1024;  // Linux: kilobytes
 }
 }  // namespace
+
+uint64_t processMinorFaults() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_minflt);
+}
 
 SystemSampler::SystemSampler(int gpu_index, std::string nvml_library)
     : nvml_(loadNvml(nvml_library, gpu_index)) {}

@@ -19,6 +19,9 @@ namespace detail {
 struct Nvml;  // the loaded library and the device handle
 }
 
+// Page faults this process has taken without I/O so far (every thread).
+uint64_t processMinorFaults();
+
 class SystemSampler {
  public:
   // `gpu_index` is the NVML device index to sample (the rank's local GPU).

@@ -12,7 +12,10 @@ each sample it prints the iteration (replayed, sum of measured ops,
 predicted), then the op kinds carrying most of the difference: count,
 measured ms, predicted ms, missing ms (measured - predicted) and the model
 family et_predict used. 'unaccounted' is the replay's iteration less the
-sum of its ops (the replayer's own per-op work between timed calls)."""
+sum of its ops (the replayer's own per-op work between timed calls).
+With the profile known (--hw) it also sets the page faults et_replay counted
+per kind (its warm-up after the first) beside the fresh pages et_predict's
+heap model charged: a count, free of timing noise."""
 import argparse
 import collections
 import json
@@ -59,10 +62,11 @@ def run_sample(build, hw, entry, out):
     return rep, run_predict(build, hw, trace, dist, os.path.join(out, f"{name}.{dist}.predict.json"))
 
 
-def attribute(replay_path, predict_path):
-    """Rows (kind, count, measured_us, predicted_us, model) and totals."""
+def attribute(replay_path, predict_path, hw=None):
+    """Rows (kind, count, measured_us, predicted_us, model, faults) and totals."""
     rep = json.load(open(replay_path))
     pre = json.load(open(predict_path))
+    fault_us = json.load(open(hw))["memory"]["fault_us_per_page"] if hw else 0
     predicted = {o["node_id"]: o for o in pre["ops"]}
     kinds = collections.OrderedDict()
     for op in rep["ops"]:
@@ -71,26 +75,35 @@ def attribute(replay_path, predict_path):
         p = predicted.get(op["node_id"])
         if p is None:
             continue
-        k = kinds.setdefault(op["name"], {"count": 0, "meas": 0.0, "pred": 0.0, "model": set()})
+        k = kinds.setdefault(op["name"], {"count": 0, "meas": 0.0, "pred": 0.0, "model": set(),
+                                          "faults": 0.0, "pages": 0.0})
         k["count"] += 1
         k["meas"] += op["replay_us"]
         k["pred"] += p["us"]
+        k["faults"] += op.get("minor_faults", 0)
+        if fault_us > 0:
+            k["pages"] += p.get("first_touch_us", 0) / fault_us
         k["model"].add(p["model"])
     iter_ms = rep["replay"]["iter_ms"]["median"]
     sum_ops = sum(k["meas"] for k in kinds.values()) / 1e3
     return kinds, iter_ms, sum_ops, pre["predicted"]["iter_ms"]
 
 
-def report(label, kinds, iter_ms, sum_ops, pred_ms, top):
+def report(label, kinds, iter_ms, sum_ops, pred_ms, top, faults=False):
     print(f"## {label}: replay {iter_ms:.2f} ms (ops {sum_ops:.2f}, unaccounted "
           f"{iter_ms - sum_ops:+.2f}), predicted {pred_ms:.2f} ms, error "
           f"{(pred_ms - iter_ms) / iter_ms * 100:+.1f}%")
-    print(f"   {'op kind':<36} {'n':>5} {'meas_ms':>9} {'pred_ms':>9} {'miss_ms':>9} {'ratio':>6}  model")
+    if faults:
+        print(f"   page faults per iteration: counted {sum(k['faults'] for k in kinds.values()):.0f}, "
+              f"predicted {sum(k['pages'] for k in kinds.values()):.0f}")
+    extra = f" {'faults':>7} {'pages':>7}" if faults else ""
+    print(f"   {'op kind':<36} {'n':>5} {'meas_ms':>9} {'pred_ms':>9} {'miss_ms':>9} {'ratio':>6}{extra}  model")
     rows = sorted(kinds.items(), key=lambda kv: -abs(kv[1]["meas"] - kv[1]["pred"]))
     for name, k in rows[:top]:
         ratio = k["pred"] / k["meas"] if k["meas"] > 0 else float("inf")
+        extra = f" {k['faults']:>7.0f} {k['pages']:>7.0f}" if faults else ""
         print(f"   {name:<36} {k['count']:>5} {k['meas'] / 1e3:>9.2f} {k['pred'] / 1e3:>9.2f} "
-              f"{(k['meas'] - k['pred']) / 1e3:>+9.2f} {ratio:>6.2f}  {','.join(sorted(k['model']))}")
+              f"{(k['meas'] - k['pred']) / 1e3:>+9.2f} {ratio:>6.2f}{extra}  {','.join(sorted(k['model']))}")
     rest = rows[top:]
     if rest:
         miss = sum(k["meas"] - k["pred"] for _, k in rest) / 1e3
@@ -100,7 +113,8 @@ def report(label, kinds, iter_ms, sum_ops, pred_ms, top):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("samples", nargs="*", help="fleet sample names, SAMPLE@zipf:1.1 for Zipf indices")
-    ap.add_argument("--hw", help="hardware profile (et_profile_hw)")
+    ap.add_argument("--hw", help="hardware profile (et_profile_hw; with --replay/--predict: "
+                    "for the fault columns)")
     ap.add_argument("--build", default="build-test")
     ap.add_argument("--replay", help="an existing et_replay --report-json")
     ap.add_argument("--predict", help="an existing et_predict --report-json")
@@ -109,14 +123,14 @@ def main():
     if a.replay or a.predict:
         if not (a.replay and a.predict) or a.samples:
             ap.error("--replay and --predict go together, without samples")
-        report(a.replay, *attribute(a.replay, a.predict), a.top)
+        report(a.replay, *attribute(a.replay, a.predict, a.hw), a.top, faults=bool(a.hw))
         return
     if not a.hw or not a.samples:
         ap.error("give --hw and samples, or --replay and --predict")
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     out = tempfile.mkdtemp(prefix="predict_attrib.")
     for entry in a.samples:
-        report(entry, *attribute(*run_sample(a.build, a.hw, entry, out)), a.top)
+        report(entry, *attribute(*run_sample(a.build, a.hw, entry, out), a.hw), a.top, faults=True)
     print(f"# reports in {out}")
 
 

@@ -7,12 +7,19 @@
 #       only ddp2 looks for and links MPI; zlib is hidden from CMake
 #   mlp_vs_et_replay / ddp2_vs_et_replay: run the program and et_replay on the
 #       same trace with --verify; same operators replayed and skipped, same
-#       collectives, same original figures (ddp2: both under mpirun -np 2)
+#       collectives, same original figures (ddp2: both under mpirun -np 2,
+#       with --host-time emulate: the same profiled gaps)
 #   zoo_moe_vs_et_replay: the same for the MoE zoo sample, whose data-dependent
 #       shapes both adapt alike
 #   hta_gpu_vs_et_replay: a public GPU trace with its profiler file, replayed on
 #       CPU: the program carries the original's device time per op as et_replay
 #       links it
+#   mlp_host_time: --host-time emulate in the program and et_replay (trace + Kineto):
+#       the original's gaps as profiled (a property of the trace) are the same,
+#       the emulated host time differs by no more than the two processes'
+#       separately measured instrumentation costs explain; both report
+#       "ops only" and "with host"
+#   mlp_autograd: --autograd record in both: the same forward ops and parameters
 #   mlp_flags: the program's flags (bad ones exit 2), HTML and Chrome output;
 #       mpirun -np 2 of the MPI-less one-rank program is refused
 #   hostile_names: the hostile program builds, runs and prints names intact
@@ -66,6 +73,9 @@ checks = {
   # kernels linked under no replayed op: their sum, not original_ms.
   "original device time of the ops": ((a.get("device_time") or {}).get("original_ops_ms"),
                                       (b.get("device_time") or {}).get("original_ops_ms")),
+  # The recorder's sidecar beside the trace: et_replay reads it, et_generate
+  # embeds it.
+  "original system metrics": (a.get("original_system"), b.get("original_system")),
 }
 bad = [k for k, (x, y) in checks.items() if x != y]
 for k in bad:
@@ -132,8 +142,76 @@ case "$case_name" in
     compare "$work/hta.replay.json" "$work/hta.bench.json" || exit 1
     "$py" -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['device_time']['original_ms'] > 0, d.get('device_time')" \
       "$work/hta.bench.json" || fail "no original device time in the program's report" ;;
+  mlp_host_time)
+    t=$fleet/mlp/mlp.et.json.gz k=$fleet/mlp/mlp.kineto.json.gz
+    host_flags=(--device cpu --threads 1 --warmup 1 --iters 3 --seed 7 --host-time emulate)
+    "$replay" "$t" --kineto "$k" "${host_flags[@]}" --report-json "$work/host.replay.json" \
+      > "$work/host.replay.out" || fail "et_replay --host-time emulate"
+    "$work/build/mlp/bench" "${host_flags[@]}" --report-json "$work/host.bench.json" \
+      > "$work/host.bench.out" || fail "generated program --host-time emulate"
+    for row in 'ops only' 'with host'; do
+      grep -q "$row" "$work/host.replay.out" || fail "et_replay's report lacks \"$row\""
+      grep -q "$row" "$work/host.bench.out" || fail "the program's report lacks \"$row\""
+    done
+    "$py" - "$work/host.replay.json" "$work/host.bench.json" <<'PY' || fail "host time differs from et_replay's"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert "host_time" in a, "et_replay reported no host time"
+assert "host_time" in b, "the generated program reported no host time (ignored --host-time?)"
+ha, hb = a["host_time"], b["host_time"]
+# From the trace alone (node and ProfilerStep times, labels, threads): equal.
+exact = ["recorded_gap_ms", "boundaries", "label_boundaries", "untimed_ops", "stalls", "stalled_ms",
+         "stall_limit_us"]
+bad = [k for k in exact if abs(ha[k] - hb[k]) > 1e-9 * max(1, abs(ha[k]))]
+for k in exact: print(f"{k}: et_replay {ha[k]}, program {hb[k]}")
+assert not bad, f"differ: {bad}"
+assert ha["recorded_gap_ms"] > 0 and ha["boundaries"] > 0, ha
+# The original's host time = gaps - stalls - instrumentation, the latter
+# costed per gap and per event boundary with costs each process measures on
+# its own (noisy). max(0, .) per gap is 1-Lipschitz, so the two totals can
+# differ by at most what the cost differences explain over the same gaps
+# (at most ops + 1 of them) and boundaries.
+gaps = len(a["ops"]) + 1
+labels, ops = ha["label_boundaries"], ha["boundaries"] - ha["label_boundaries"]
+explained = (gaps * abs(ha["profiler_gap_us"] - hb["profiler_gap_us"]) +
+             0.5 * (ops * abs(ha["profiler_event_us"] - hb["profiler_event_us"]) +
+                    labels * abs(ha["profiler_label_us"] - hb["profiler_label_us"]))) / 1e3
+diff = abs(ha["original_host_ms"] - hb["original_host_ms"])
+print(f"original host: et_replay {ha['original_host_ms']:.4f} ms, program {hb['original_host_ms']:.4f} ms;"
+      f" |diff| {diff:.4f} <= {explained:.4f} ms explained by the measured costs")
+assert diff <= explained + 1e-6, (diff, explained)
+for h in (ha, hb):
+  assert h["original_host_ms"] <= h["recorded_gap_ms"] - h["stalled_ms"] + 1e-9, h
+  assert h["with_host_iter_ms"]["median"] > 0, h
+PY
+    ;;
+  mlp_autograd)
+    t=$fleet/mlp/mlp.et.json.gz
+    "$replay" "$t" "${run_flags[@]}" --autograd record --quiet --report-json "$work/ag.replay.json" \
+      || fail "et_replay --autograd record"
+    "$work/build/mlp/bench" "${run_flags[@]}" --autograd record --quiet \
+      --report-json "$work/ag.bench.json" || fail "generated program --autograd record"
+    "$py" - "$work/ag.replay.json" "$work/ag.bench.json" <<'PY' || fail "autograd recording differs from et_replay's"
+import json, sys
+a, b = (json.load(open(p))["coverage"].get("autograd") for p in sys.argv[1:3])
+print("autograd: et_replay", a, "program", b)
+assert a and a["forward_ops"] > 0 and a["parameters"] > 0, a
+assert b == a, "the program recorded another forward (its ops lost their phase labels?)"
+PY
+    ;;
   mlp_flags)
     b=$work/build/mlp/bench
+    # The replay-fidelity flags are listed; without profiler times (zoo_moe was
+    # generated without --kineto), --host-time emulate is refused by name.
+    "$b" --help > "$work/help.out" || fail "--help"
+    for flag in --host-time --host-stall-us --heap --autograd --original-metrics --original-ms; do
+      grep -q -- "$flag" "$work/help.out" || fail "--help lacks $flag"
+    done
+    "$b" --host-time sometimes > "$work/flags.out" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q -- '--host-time' "$work/flags.out" || fail "--host-time sometimes: rc $rc"
+    "$work/build/zoo_moe/bench" --host-time emulate --iters 1 > "$work/flags.out" 2>&1; rc=$?
+    [ $rc -eq 2 ] && grep -q 'zoo_moe.*generated without them' "$work/flags.out" \
+      || { cat "$work/flags.out"; fail "--host-time emulate without Kineto times: rc $rc"; }
     "$b" --help | grep -q -- '--index-dist' || fail "--help"
     "$b" --bogus > "$work/flags.out" 2>&1; rc=$?
     [ $rc -eq 2 ] && grep -q -- '--bogus' "$work/flags.out" || fail "unknown flag: rc $rc"
@@ -153,11 +231,22 @@ case "$case_name" in
     # Each rank links its own profiler trace, as the program was generated.
     t=$fleet/ddp2/ddp2.rank%d.et.json.gz k=$fleet/ddp2/ddp2.rank%d.kineto.json.gz
     m=$fleet/ddp2/ddp2.meta.json
+    # With host time too: every rank emulates its own gaps, from its own profiler file.
     timeout -k 5 240 mpirun -np 2 --oversubscribe "$replay" "$t" --kineto "$k" --original-meta "$m" \
-      "${run_flags[@]}" --verify --quiet --report-json "$work/ddp2.replay.json" || fail "et_replay under mpirun"
-    timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --verify \
-      --quiet --report-json "$work/ddp2.bench.json" || fail "generated program under mpirun"
+      "${run_flags[@]}" --host-time emulate --verify --quiet --report-json "$work/ddp2.replay.json" \
+      || fail "et_replay under mpirun"
+    timeout -k 5 240 mpirun -np 2 --oversubscribe "$work/build/ddp2/bench" "${run_flags[@]}" --host-time emulate \
+      --verify --quiet --report-json "$work/ddp2.bench.json" || fail "generated program under mpirun"
     compare "$work/ddp2.replay.json" "$work/ddp2.bench.json" || exit 1
+    "$py" - "$work/ddp2.replay.json" "$work/ddp2.bench.json" <<'PY' || fail "ddp2's host time differs"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ["recorded_gap_ms", "boundaries", "label_boundaries", "stalls", "stalled_ms", "untimed_ops"]
+ha, hb = ({k: d["host_time"][k] for k in keys} for d in (a, b))
+print("host time (rank 0): et_replay", ha, "program", hb)
+assert ha == hb and ha["recorded_gap_ms"] > 0
+assert all(r.get("with_host_ms", -1) > 0 for r in b["ranks"]), b["ranks"]
+PY
     # The program carries each rank's unprofiled steps from meta.json (generated with
     # --original-meta): rank 0's report shows rank 0's median, per rank each its own.
     "$py" - "$m" "$work/ddp2.bench.json" <<'PY' || fail "generated program's original is not meta.json's"

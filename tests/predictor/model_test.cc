@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "predictor/hw_bench.h"
 #include "predictor/interp.h"
 #include "predictor/op_model.h"
 #include "tests/replayer/trace_builder.h"
@@ -34,6 +35,20 @@ TEST(Interp, CurveIsLogLogLinearBetweenPointsAndLinearBeyond) {
   EXPECT_NEAR(curveUs(c, 2000), 2 * std::sqrt(2.0), 1e-9);  // halfway in log-log
   EXPECT_DOUBLE_EQ(curveUs(c, 10), 2);                       // latency floor
   EXPECT_DOUBLE_EQ(curveUs(c, 32000), 16);                   // last bandwidth
+}
+
+// Linear in log(after) between points, in proportion below the first, flat
+// beyond the last (the caches cannot lose more than everything). Catches
+// the byte curves' log-log rule (3.46 at 316), their linear growth beyond
+// the last point (30 at 5000), or the floor below the first (2 at 50).
+TEST(Interp, ColdAfterIsLogLinearProportionalBelowAndFlatBeyond) {
+  const std::vector<SizePoint> c = {{100, 2}, {1000, 6}};
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 100), 2);
+  EXPECT_NEAR(coldAfterUs(c, std::sqrt(100.0 * 1000)), 4, 1e-9);
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 50), 1);
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 5000), 6);
+  EXPECT_DOUBLE_EQ(coldAfterUs(c, 0), 0);
+  EXPECT_DOUBLE_EQ(coldAfterUs({}, 500), 0);
 }
 
 TEST(Interp, KnnReturnsAnExactHitAndAveragesEquidistantNeighbours) {
@@ -171,9 +186,36 @@ TEST(OpModel, ALookupFollowsTheLeastSquaresLineThroughEveryPoolingOfItsTable) {
 TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   HwProfile hw = handProfile();
   hw.bandwidth["unary"] = {{16000, 8}, {1000, 2}, {4000, 4}};  // as a hand edit may leave it
+  hw.cold_after = {{1000, 6}, {100, 2}};
   const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
   EXPECT_NEAR(curveUs(back.bandwidth.at("unary"), 2000), 2 * std::sqrt(2.0), 1e-9);
   EXPECT_DOUBLE_EQ(curveUs(back.bandwidth.at("unary"), 32000), 16);
+  EXPECT_DOUBLE_EQ(coldAfterUs(back.cold_after, 50), 1);  // written, read back, sorted
+}
+
+// A later pass's faster time replaces a point's, field by field, and a
+// slower one leaves it; memory curves are not passes of this kind. Planted
+// faults: the slower time kept, one of the conv halves or the BMMs left
+// out, a pass of another length read past its end.
+TEST(HwProfile, AnotherPassKeepsEachComputePointsFasterTime) {
+  HwProfile kept, again;
+  kept.gemm = {{1, 64, 64, 64, 10.0}, {1, 128, 128, 128, 20.0}};
+  again.gemm = {{1, 64, 64, 64, 7.0}, {1, 128, 128, 128, 25.0}, {1, 256, 256, 256, 1.0}};
+  kept.bmm = {{4, 16, 16, 16, 5.0}};
+  again.bmm = {{4, 16, 16, 16, 3.0}};
+  kept.conv = {ConvPoint{8, 3, 32, 32, 16, 3, 3, 1, 1, 100, 200, 300}};
+  again.conv = {ConvPoint{8, 3, 32, 32, 16, 3, 3, 1, 1, 150, 120, 290}};
+  kept.bandwidth["unary"] = {{1024, 2.0}};
+  again.bandwidth["unary"] = {{1024, 1.0}};
+  detail::keepFaster(kept, again);
+  ASSERT_EQ(kept.gemm.size(), 2u);
+  EXPECT_EQ(kept.gemm[0].us, 7.0);
+  EXPECT_EQ(kept.gemm[1].us, 20.0);
+  EXPECT_EQ(kept.bmm[0].us, 3.0);
+  EXPECT_EQ(kept.conv[0].fwd_us, 100);
+  EXPECT_EQ(kept.conv[0].bwd_input_us, 120);
+  EXPECT_EQ(kept.conv[0].bwd_weight_us, 290);
+  EXPECT_EQ(kept.bandwidth["unary"][0].us, 2.0);
 }
 
 TEST(OpModel, AStridedConvolutionReadsTheStridedMeasurement) {

@@ -4,6 +4,8 @@
 // trace runs while predicting.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <ATen/ATen.h>
 
 #include "core/base/error.h"
@@ -62,6 +64,20 @@ TEST(Predictor, EachReplayedOpPaysTheReplayStep) {
   hw.replay_step_us = 0.75;
   const Prediction p = predictIteration({&t}, hw, {});
   EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) / 1e3, 1e-9);
+}
+
+// The first op after a long step pays what the caches lost meanwhile
+// (HwProfile::cold_after), by the previous step's predicted time: the relu
+// after the 40 us mm pays the curve at 40 us, the mm (first) nothing, and
+// the skipped op runs nothing. Catches the cost taken at the op's own time
+// (4 us: 0.8), paid by every op (mm too), or not at all.
+TEST(Predictor, AnOpAfterALongStepPaysTheColdCallCost) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  HwProfile hw = smallProfile();
+  hw.cold_after = {{10, 2}, {100, 6}};
+  const Prediction p = predictIteration({&t}, hw, {});
+  const double after_mm = 2 + 4 * std::log(40.0 / 10) / std::log(100.0 / 10);
+  EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + after_mm) / 1e3, 1e-9);
 }
 
 // Kernel curves are median calls; the profile's stall share (the time its

@@ -157,6 +157,28 @@ TEST(HeapMatch, ReplayMatchesTheOriginalsFaultsPerIteration) {
       ::testing::ExitedWithCode(0), "");
 }
 
+// Per-op faults (OpStat::minor_faults) in closed form: glibc maps a request
+// above 32 MiB afresh whatever its thresholds, so the ones() step faults
+// once per 4 KiB page of its 40 MiB output every iteration. Planted faults
+// it catches: the count missing or taken over the wrong step (the root's
+// step, or the whole iteration), counted in the timed iterations only
+// (absent), or left in place with a single warm-up (where nothing settled).
+TEST(StepFaults, AFreshOutputFaultsOncePerPageInItsOwnStep) {
+  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
+  constexpr size_t kBig = size_t{40} << 20;
+  const trace::Trace trace = test::onesTrace(static_cast<int64_t>(kBig / 4));
+  ReplayOptions o;
+  o.device = "cpu";
+  o.warmup = 3;
+  o.iters = 1;
+  auto comm = makeLocalCommunicator();
+  const ReplayResult r = replayTrace(trace, o, *comm);
+  ASSERT_EQ(r.ops.size(), 1u);
+  EXPECT_NEAR(r.ops[0].minor_faults, kBig / 4096.0, kBig / 4096.0 * 0.05);
+  o.warmup = 1;
+  EXPECT_LT(replayTrace(trace, o, *comm).ops[0].minor_faults, 0) << "no settled warm-up counted";
+}
+
 // A child that exits at once still leaves the parent's pages write-protected:
 // each first write after it faults, unless they were owned again.
 TEST(ForkPages, WritesAfterAForkFaultNoMoreOnceTheParentOwnsItsPages) {
