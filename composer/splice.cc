@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -64,11 +65,15 @@ std::unordered_map<TensorKey, uint32_t, TensorKeyHash> chainPairs(const Trace& t
       });
     }
   }
-  // Externals by (shape, dtype), in first-use order, each paired once.
-  std::map<std::pair<trace::ListId, trace::DType>, std::vector<uint32_t>> by_shape;
+  // Externals by (shape, dtype, layout), in first-use order, each paired
+  // once. A tensor without storage (torch 1.13's sparse gradients) only
+  // stands for another such: fed a dense one, the next copy's sparse ops
+  // (coalesce, _values) cannot run.
+  using ShapeKey = std::tuple<trace::ListId, trace::DType, bool>;
+  std::map<ShapeKey, std::vector<uint32_t>> by_shape;
   for (size_t k = externals.size(); k-- > 0;) {
     const trace::TensorRef& in = t.tensors[externals[k]];
-    by_shape[{in.shape, in.dtype}].push_back(externals[k]);  // reversed: back() = first
+    by_shape[{in.shape, in.dtype, in.storage_id == 0}].push_back(externals[k]);  // back() = first
   }
   std::unordered_map<TensorKey, uint32_t, TensorKeyHash> pairs;
   std::unordered_set<TensorKey, TensorKeyHash> used;
@@ -77,7 +82,7 @@ std::unordered_map<TensorKey, uint32_t, TensorKeyHash> chainPairs(const Trace& t
     const trace::TensorRef& out = t.tensors[produced_order[k]];
     const TensorKey okey{out.tensor_id, out.storage_id};
     if (read_after.count(okey) || used.count(okey) || last_ref[okey] != produced_order[k]) continue;
-    auto bucket = by_shape.find({out.shape, out.dtype});
+    auto bucket = by_shape.find({out.shape, out.dtype, out.storage_id == 0});
     if (bucket == by_shape.end() || bucket->second.empty()) continue;
     const trace::TensorRef& in = t.tensors[bucket->second.back()];
     bucket->second.pop_back();
@@ -161,7 +166,7 @@ class Repeater {
       for (const auto& [key, ti] : p.pairs) {
         trace::TensorRef r = out.tensors[ti];
         r.tensor_id += (uc - 1) * tensor_span_;
-        r.storage_id += (uc - 1) * storage_span_;
+        if (r.storage_id != 0) r.storage_id += (uc - 1) * storage_span_;  // as NodeCopier
         chain[key] = r;
       }
       stats_.chained += chain.size();

@@ -317,3 +317,9 @@ BUILDERS.update(zoo_models.BUILDERS)
 import wild_models  # noqa: E402
 BUILDERS.update(wild_models.BUILDERS)
 SIZED.update(wild_models.BUILDERS)
+
+# A second sweep's workloads (fleet_samples/wild2_models.py): autocast, TorchScript, complex
+# FFTs, masked attention + packed GRU, sparse embeddings, dynamic quantization.
+import wild2_models  # noqa: E402
+BUILDERS.update(wild2_models.BUILDERS)
+SIZED.update(wild2_models.BUILDERS)

@@ -69,7 +69,8 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
         {"ranks", ranks}}},
       {"coverage",
        {{"operators", p.ops}, {"modelled", p.modelled}, {"fallback", p.fallback},
-        {"skipped", p.skipped}, {"skipped_by_reason", p.skipped_by_reason}, {"comms", p.comms}}},
+        {"skipped", p.skipped}, {"skipped_by_reason", p.skipped_by_reason}, {"comms", p.comms},
+        {"comms_unsized", p.comms_unsized}}},
       {"aten_calls_while_predicting", p.aten_calls},
       {"ops", ops}};
   return j.dump(1) + "\n";
@@ -93,6 +94,10 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
                 static_cast<unsigned long long>(p.fallback), static_cast<unsigned long long>(p.skipped),
                 static_cast<unsigned long long>(p.comms), p.comm_backend.c_str());
   out << line;
+  if (p.comms_unsized > 0) {
+    out << "# " << p.comms_unsized << " collective(s) recorded without sizes, not replayed by "
+        << "et_replay: predicted as 0 us\n";
+  }
   out << "# " << "op kind" << std::string(28, ' ') << "count    time(us)  model\n";
   size_t shown = 0;
   for (const auto& [name, k] : byTime(p)) {

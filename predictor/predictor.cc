@@ -160,6 +160,12 @@ class StepBuilder {
     OpPrediction& out = rp_.ops[step.op];
     out.family = "comm";
     if (rank_ == 0) ++p_.comms;
+    // Counted but unsized (torch 1.13's bare gloo:all_to_all): et_replay does
+    // not run it either, so it takes no time here.
+    if (n.comm < 0 || static_cast<size_t>(n.comm) >= t_.comms.size()) {
+      if (rank_ == 0) ++p_.comms_unsized;
+      return;
+    }
     const trace::CommInfo& info = t_.comms[static_cast<size_t>(n.comm)];
     step.pg = info.pg;
     step.seq = info.seq;

@@ -67,6 +67,9 @@ struct Prediction {
   std::vector<RankPrediction> ranks;
   std::map<std::string, KindPrediction> kinds;  // rank 0, by op name
   uint64_t ops = 0, modelled = 0, fallback = 0, skipped = 0, comms = 0;
+  // Of the comms, those the trace counts but cannot size (no comm info:
+  // torch 1.13's bare gloo:all_to_all); et_replay skips them, they take 0 here.
+  uint64_t comms_unsized = 0;
   std::map<std::string, uint64_t> skipped_by_reason;
   uint64_t aten_calls = 0;  // ATen ops that ran while predicting (must be 0)
 };

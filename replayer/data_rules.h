@@ -112,4 +112,17 @@ bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref);
 at::Tensor makeSparseLeaf(const std::vector<int64_t>& shape, at::ScalarType dtype,
                           at::Device device, at::Generator& gen);
 
+// For aten::coalesce / aten::_coalesce: how many elements its sparse output
+// specified in the original (duplicates merged: it depends on the index
+// values), read off a later _nnz / _indices / _values of that output; -1
+// when no such node was recorded. Torch 1.13 records sparse tensors without
+// their nnz, so the readers are the only witnesses.
+int64_t recordedSparseNnz(const trace::Trace& trace, uint32_t node_index, std::string_view name);
+
+// The coalesced sparse `t` with exactly k specified elements (one sparse
+// dimension): its first k rows kept, or rows it lacks added with zero
+// values. `t` itself when it has k already, is not sparse, has several
+// sparse dimensions or too few rows.
+at::Tensor sparseWithNnz(const at::Tensor& t, int64_t k);
+
 }  // namespace etb::replay::detail

@@ -233,6 +233,7 @@ void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
     }
     if (step.fp32) t = recordedDtype(t, trace_.tensors[o.tensor]);
     if (step.pin_shapes) t = pinned(step, o, std::move(t));
+    if (step.sparse_nnz >= 0) t = pinnedNnz(step, std::move(t));
     if (track) hold(t, 1);
     plan_.slots[static_cast<size_t>(o.slot)] = std::move(t);
   }

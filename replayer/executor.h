@@ -84,6 +84,7 @@ class Executor {
   bool tryFixMask(PlanStep& step, const std::string& error);
   void adapt(PlanStep& step, const std::string& what);
   at::Tensor pinned(PlanStep& step, const OutBinding& o, at::Tensor t);
+  at::Tensor pinnedNnz(PlanStep& step, at::Tensor t);
   void runComm(PlanStep& step);
   void waitForInputs(const PlanStep& step);
   void synthesise(const PlanStep& step);

@@ -69,4 +69,18 @@ at::Tensor Executor::pinned(PlanStep& step, const OutBinding& o, at::Tensor t) {
   return out;
 }
 
+// A coalesced sparse output keeps the recorded number of elements: the
+// _indices / _values read off it, and the dense optimizer state updated
+// through them, then have the recorded shapes.
+at::Tensor Executor::pinnedNnz(PlanStep& step, at::Tensor t) {
+  if (!t.defined() || !t.is_sparse() || t._nnz() == step.sparse_nnz) return t;
+  const int64_t had = t._nnz();
+  at::Tensor out = sparseWithNnz(t, step.sparse_nnz);
+  if (!out.is_same(t)) {
+    adapt(step, "sparse output's " + std::to_string(had) + " elements pinned to the recorded " +
+                    std::to_string(step.sparse_nnz));
+  }
+  return out;
+}
+
 }  // namespace etb::replay::detail

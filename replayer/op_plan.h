@@ -60,6 +60,9 @@ struct PlanStep {
   // Output shapes that depend on input values (nonzero, boolean masks):
   // a replayed shape that differs from the recorded one is pinned to it.
   bool pin_shapes = false;
+  // coalesce: the recorded nnz of its sparse output (-1 unknown); the
+  // replay's indices merge differently, so its output is pinned to it.
+  int64_t sparse_nnz = -1;
   // (argument, table size) of the op's index tensors; once an index faults
   // out of range (its values came from a scalar the trace does not record),
   // clamp_index clamps them into [0, size) before every call.

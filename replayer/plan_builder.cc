@@ -10,6 +10,7 @@
 #include "replayer/dtype_fallback.h"
 #include "replayer/index_rules.h"
 #include "replayer/op_plan.h"
+#include "replayer/packed_params.h"
 
 namespace etb::replay::detail {
 namespace {
@@ -156,7 +157,10 @@ class PlanBuilder {
                       [this, &step] { return outputStorageSlot(step); }};
     step.args.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
-      if (i < inputs.size()) {
+      if (i < inputs.size() && inputs[i].kind == trace::ValueKind::kOpaque &&
+          isPackedLinearParams(args[i].type())) {
+        if (!packedParams(step, &step.args[i], why)) return false;
+      } else if (i < inputs.size()) {
         if (!decodeArg(ctx, inputs[i], args[i], &step.args[i], why)) return false;
       } else if (args[i].default_value()) {  // cut off by the observer
         step.args[i].value = *args[i].default_value();
@@ -165,6 +169,18 @@ class PlanBuilder {
         return false;
       }
     }
+    return true;
+  }
+
+  // Quantized Linear weights, prepacked into an object the trace cannot
+  // hold: a stand-in of the recorded size, listed as adapted.
+  bool packedParams(PlanStep& step, ArgSource* arg, std::string* why) {
+    const trace::Node& n = t_.nodes[step.node];
+    if (!makePackedLinearParams(t_, n, step.name, &arg->value, why)) return false;
+    arg->kind = ArgKind::kConst;
+    ++plan_.coverage.adapted;
+    plan_.coverage.adapted_ops.push_back(
+        {n.id, step.name, "packed weights not recorded: random ones of the recorded size packed"});
     return true;
   }
 
@@ -236,6 +252,7 @@ class PlanBuilder {
                       (step.name == "aten::where" && step.overload.empty());  // where(cond)
     step.index_bounds = indexBounds(t_, n, step);
     step.mask_count = recordedMaskCount(t_, n, step.name);
+    step.sparse_nnz = recordedSparseNnz(t_, step.node, step.name);
     step.autocast = autocastDtype(t_, n, children_[step.node]);
     if (o_.device.is_cpu()) markFloat32(step, n);
     bindOutputs(step);

@@ -138,6 +138,21 @@ std::vector<detail::IterationRecord> deviceTimedIterations(detail::Executor& exe
   return timed;
 }
 
+// A collective the trace counts but cannot size (no comm info) is not run:
+// each is named with the reader's reason (collectives n/m in the report).
+void warnUnreplayedComms(const trace::Trace& trace, const detail::Plan& plan) {
+  for (const detail::PlanStep& step : plan.steps) {
+    if (!step.is_comm || step.runnable) continue;
+    const trace::Node& n = trace.nodes[step.node];
+    std::string why = "no communication info recorded";
+    for (const trace::Repair& r : trace.repairs) {
+      if (r.node_id == n.id) why = r.what;
+    }
+    ETB_LOG(kWarn) << trace.path << ": node " << n.id << " " << step.name
+                   << ": collective not replayed: " << why;
+  }
+}
+
 void gatherRanks(Communicator& comm, ReplayResult& r, const RankResult& mine) {
   const std::vector<std::string> all = comm.gatherToRoot(rankResultToJson(mine));
   for (const std::string& text : all) r.ranks.push_back(rankResultFromJson(text));
@@ -184,6 +199,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   if (cost) host = detail::prepareHostPlan(trace, it, selected, plan, *cost, options.host_stall_us);
   ETB_LOG(kInfo) << "replaying " << plan.steps.size() << " nodes of " << it.name << " on "
                  << popts.device.str() << " (" << plan.coverage.skipped << " skipped)";
+  warnUnreplayedComms(trace, plan);
   if (plan.leaf_layouts_derived > 0) {
     ETB_LOG(kInfo) << plan.leaf_layouts_derived
                    << " unstrided leaf views laid out by the view op that made them";

@@ -62,6 +62,10 @@ int chakraType(const Trace& t, const Node& n, std::string* remap) {
     *remap = "comm node without comm attrs->COMP";
     return pb::COMP_NODE;
   }
+  if (comm_kind && n.comm < 0) {  // counted, never sized (torch 1.13's gloo:all_to_all)
+    *remap = "collective without sizes->COMP";
+    return pb::COMP_NODE;
+  }
   if (n.chakra_type >= pb::METADATA_NODE && n.chakra_type <= pb::COMP_NODE) return n.chakra_type;
   if (n.kind == NodeKind::kMetadata) return pb::METADATA_NODE;
   if (n.kind == NodeKind::kMemory) return pb::MEM_LOAD_NODE;

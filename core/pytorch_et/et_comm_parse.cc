@@ -19,6 +19,9 @@ namespace etb::trace::detail {
 namespace {
 
 constexpr std::string_view kRpc = "record_param_comms";
+constexpr std::string_view kBareAllToAll =
+    "gloo:all_to_all (torch 1.13's all_to_all_single) records its input only, no output or "
+    "split sizes (they differ per rank): counted as a collective, not sized";
 
 bool isRoot(std::string_view name) {
   if (name.rfind("[pytorch|profiler|", 0) != 0) return false;
@@ -93,6 +96,12 @@ class Classifier {
         c = commFromRecordParamComms(t_, n, pg_by_backend_, &rank_votes_, &world_votes_);
       } else if (name.rfind("c10d::", 0) == 0 && !covered[i]) {
         if (!commFromC10dOp(t_, n, &c)) continue;
+      } else if (isBareGlooAllToAll(i)) {
+        // Counted as a collective (the replay reports it not replayed),
+        // never run: its sizes cannot be told.
+        n.kind = NodeKind::kCollective;
+        t_.repairs.push_back(Repair{n.id, std::string(kBareAllToAll)});
+        continue;
       } else {
         continue;
       }
@@ -100,6 +109,20 @@ class Classifier {
       n.comm = static_cast<int32_t>(t_.comms.size());
       t_.comms.push_back(std::move(c));
     }
+  }
+
+  // torch 1.13 has no c10d op for all_to_all_single (alltoall_base): gloo's
+  // profiling label is all the trace holds, with the input and neither the
+  // output nor the split sizes, which differ per rank and cannot be inferred.
+  bool isBareGlooAllToAll(size_t i) const {
+    const Node& n = t_.nodes[i];
+    if (t_.name(n) != "gloo:all_to_all" || n.kind != NodeKind::kLabel) return false;
+    const auto wrapper = [&](std::string_view name) {
+      return name.rfind("c10d::", 0) == 0 || name == kRpc;
+    };
+    if (i > 0 && wrapper(t_.name(t_.nodes[i - 1]))) return false;
+    return t_.findUp(n, [&](const Node& a) { return a.id != n.id && wrapper(t_.name(a)); }) ==
+           nullptr;
   }
 
   // A collective is async when a later wait names its (pg, seq, p2p).

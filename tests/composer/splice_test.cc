@@ -10,6 +10,7 @@
 #include "composer/shape_check.h"
 #include "core/base/error.h"
 #include "tests/composer/compose_fixture.h"
+#include "tests/replayer/trace_builder.h"
 
 namespace etb::compose {
 namespace {
@@ -61,6 +62,38 @@ TEST(Repeat, CopiesChainThroughTheLayerOutput) {
   EXPECT_EQ(weight_storages.size(), 4u) << "each copy has its own weight";
   EXPECT_EQ(r.iterations.size(), 1u);
   EXPECT_NO_THROW(checkShapes(r));
+}
+
+// A storageless (sparse) gradient read by coalesce and a dense tensor of the
+// same shape and dtype produced last (SparseAdam beside a dense update, as
+// in wild2_sparse): the next copy's coalesce is fed the sparse one, never the
+// dense output, and the chained sparse ref keeps storage id 0 (shifted, it
+// would read as dense and the replay's sparse ops fail on the CPU backend).
+TEST(Repeat, SparseInputsChainOnlyToSparseOutputs) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  auto sparse = [&](uint64_t id) {
+    trace::TensorRef r;
+    r.tensor_id = id;
+    r.dtype = trace::DType::kFloat;
+    r.has_device = true;
+    r.device = t.strings.intern("");
+    r.shape = t.lists.intern({50, 4});
+    return trace::makeTensor(t, r, "Tensor(float)");
+  };
+  const trace::Value grad = sparse(5000), coalesced = sparse(5001);
+  b.op("aten::coalesce(Tensor(a) self) -> Tensor(a)", {grad}, {coalesced});
+  const auto w = b.tensor({50, 4}), w2 = b.tensor({50, 4});
+  b.op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", {w, w}, {w2});
+  const trace::Trace r = repeatTrace(b.finish(), 2);
+  const trace::Node* second = nth(r, "aten::coalesce", 1);
+  ASSERT_NE(second, nullptr);
+  const trace::TensorRef& in = arg(r, second->inputs, 0);
+  EXPECT_EQ(in.storage_id, 0u) << "copy 2's coalesce reads a dense tensor";
+  EXPECT_EQ(in.tensor_id, arg(r, nth(r, "aten::coalesce", 0)->outputs, 0).tensor_id)
+      << "copy 2 chains to copy 1's coalesced gradient";
+  EXPECT_EQ(arg(r, nth(r, "aten::mul", 1)->inputs, 0).tensor_id,
+            arg(r, nth(r, "aten::mul", 0)->outputs, 0).tensor_id);
 }
 
 TEST(Repeat, WholeIterationKeepsMarkersAndCopiesTimes) {

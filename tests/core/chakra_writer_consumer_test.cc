@@ -101,6 +101,21 @@ TEST(ChakraWriterConsumer, UnsimulatedCollectivesAreRemappedAndCounted) {
   EXPECT_EQ(diffTraces(t, readChakraBytes(bytes, "x.et")), "");
 }
 
+// A collective the reader counts but cannot size (torch 1.13's bare
+// gloo:all_to_all, comm -1) becomes a COMP node a simulator skips: listed
+// among the remaps like the other substitutions, not silently.
+TEST(ChakraWriterConsumer, AnUnsizedCollectiveIsListedAsRemapped) {
+  Trace t;
+  addNode(t, 1, 0, "[pytorch|profiler|execution_trace|thread]", NodeKind::kRoot);
+  addNode(t, 2, 1, "gloo:all_to_all", NodeKind::kCollective);
+  t.finalize();
+  ChakraWriteReport report;
+  const std::vector<pb::Node> nodes = nodesOf(writeChakraBytes(t, {}, &report));
+  EXPECT_EQ(nodes.at(1).type(), pb::COMP_NODE);
+  EXPECT_EQ(report.remapped.size(), 1u);
+  EXPECT_EQ(report.remapped.count("collective without sizes->COMP"), 1u);
+}
+
 TEST(ChakraWriterConsumer, RecordedAttrsInOtherKindsAreWrittenAsGettersReadThem) {
   Trace t;
   Node& mm = addNode(t, 1, 0, "aten::mm", NodeKind::kOperator);

@@ -281,3 +281,36 @@ TEST(EtJsonFleet, Gloo113PositionalC10dArgumentsByTheirNames) {
 }
 }  // namespace
 }  // namespace etb::trace
+
+namespace etb::trace {
+namespace {
+// torch 1.13 has no c10d op for all_to_all_single: gloo's "gloo:all_to_all"
+// label, with the input only, is all that shows it (wild2_ddp3). It is
+// counted as a collective without comm info, and the reader says why; a
+// gloo label right after or below its c10d op is the c10d op's, not another
+// collective.
+TEST(EtJsonFleet, Gloo113BareAllToAllIsCountedNotSized) {
+  const std::string t12 = "[[40,41,0,12,4,\"cpu\"]]";
+  const std::string reduce =
+      "c10d::reduce_(Tensor[] _0, __torch__.torch.classes.c10d.ProcessGroup _1, "
+      "__torch__.torch.classes.c10d.ReduceOp _2, int _3, int _4, int _5) -> "
+      "__torch__.torch.classes.c10d.Work _0";
+  const std::string text = doc(
+      flat(3, "gloo:all_to_all", 2, "", 1, t12, "[\"Tensor(float)\"]", "[[12]]") + ",\n" +
+      flat(4, "c10d::reduce_", 2, reduce, 1, "[[[50,51,0,4,4,\"cpu\"]],\"<Object>\",\"<Object>\",1,0,-1]",
+           "[\"GenericList[Tensor(float)]\",\"Object\",\"Object\",\"Int\",\"Int\",\"Int\"]",
+           "[[[4]],[],[],[],[],[]]") + ",\n" +
+      flat(5, "gloo:reduce", 2, "", 1, "[[[50,51,0,4,4,\"cpu\"]]]",
+           "[\"GenericList[Tensor(float)]\"]", "[[[4]]]") + ",\n" + roots());
+  const Trace t = readEtJsonText(text, "gloo113_a2a");
+  ASSERT_NE(t.find(3), nullptr);
+  EXPECT_EQ(t.find(3)->kind, NodeKind::kCollective);
+  EXPECT_LT(t.find(3)->comm, 0) << "sizes it cannot know";
+  EXPECT_EQ(t.find(5)->kind, NodeKind::kLabel) << "c10d::reduce_'s own gloo label";
+  ASSERT_EQ(t.comms.size(), 1u);
+  bool named = false;
+  for (const Repair& r : t.repairs) named = named || (r.node_id == 3 && r.what.find("all_to_all_single") != std::string::npos);
+  EXPECT_TRUE(named) << "the reader does not say why node 3 is not sized";
+}
+}  // namespace
+}  // namespace etb::trace

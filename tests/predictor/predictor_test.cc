@@ -136,6 +136,26 @@ TEST(Predictor, CollectivesReadTheCurvesOfTheBackendTheReplayUses) {
   EXPECT_NEAR(mpi.iter_ms, (4.0 + 100.0) / 1e3, 1e-9);
 }
 
+// A collective the trace counts but cannot size (comm info -1: torch 1.13's
+// bare gloo:all_to_all, which et_replay does not run) takes no time and is
+// reported; it was read as comms[-1].
+TEST(Predictor, AnUnsizedCollectiveIsCountedAndTakesNoTime) {
+  if (!replay::commBackendBuilt("gloo")) GTEST_SKIP() << "built without gloo: et_replay uses MPI";
+  trace::Trace t = glooAllReduce();
+  trace::Node bare = *t.find(900);
+  bare.id = 901;
+  bare.comm = -1;
+  bare.name = t.strings.intern("gloo:all_to_all");
+  t.nodes.push_back(bare);
+  t.finalize();
+  PredictOptions o;
+  o.world_size = 2;
+  const Prediction p = predictIteration({&t}, twoBackends(true), o);
+  EXPECT_EQ(p.comms, 2u);
+  EXPECT_EQ(p.comms_unsized, 1u);
+  EXPECT_NEAR(p.iter_ms, (4.0 + 900.0) / 1e3, 1e-9);
+}
+
 // A profile without the backend's curves is refused by name, not read as
 // free communication or as another backend's.
 TEST(Predictor, AProfileWithoutTheBackendsCurvesIsRefused) {

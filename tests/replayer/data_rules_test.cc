@@ -92,6 +92,39 @@ TEST(DataRules, StoragelessTensorReplaysAsSparseLeaf) {
   EXPECT_TRUE(run.diag.output_mismatches.empty()) << why(run);
 }
 
+// SparseAdam coalesces the embedding's sparse gradient: how many rows it
+// keeps depends on the ids, which the trace does not record, and the
+// _indices / _values read off it (and the dense optimizer state updated
+// through them) have the recorded row count. Found in wild2_sparse (26
+// recorded, 32 replayed). The leaf has about 32 distinct rows of 50: the
+// coalesce is pinned down to 7 and up to 45.
+TEST(DataRules, CoalescedSparseKeepsTheRecordedElementCount) {
+  for (const int64_t k : {7, 45}) {
+    test::TraceBuilder b;
+    trace::Trace& t = b.trace();
+    trace::TensorRef r;
+    r.tensor_id = 1000;
+    r.dtype = DType::kFloat;
+    r.has_device = true;
+    r.device = t.strings.intern("");
+    r.shape = t.lists.intern({50, 4});
+    const trace::Value grad = trace::makeTensor(t, r, "Tensor(float)");
+    r.tensor_id = 1001;
+    const trace::Value coalesced = trace::makeTensor(t, r, "Tensor(float)");
+    b.op("aten::coalesce(Tensor(a) self) -> Tensor(a)", {grad}, {coalesced});
+    const auto values = b.tensor({k, 4});
+    b.op("aten::_indices(Tensor(a) self) -> Tensor(a)", {coalesced},
+         {b.tensor({1, k}, DType::kInt64)});
+    b.op("aten::_values(Tensor(a) self) -> Tensor(a)", {coalesced}, {values});
+    b.op(kMul, {values, b.tensor({k, 4})}, {b.tensor({k, 4})});
+    const Replayed run = replay(b.finish());
+    EXPECT_EQ(run.result.coverage.replayed, 4u) << k << ": " << why(run);
+    EXPECT_EQ(run.diag.outputs_checked, 4u) << k;
+    EXPECT_TRUE(run.diag.output_mismatches.empty()) << k << ": " << why(run);
+    EXPECT_EQ(run.result.coverage.adapted, 1u) << k;  // the coalesce, listed
+  }
+}
+
 // pack_padded_sequence(x, lengths) after lengths.sort(descending): the
 // lengths leaf is reached through the sort, drawn in [1, T] and such that
 // the packed data ([sum, F]) and batch_sizes ([max]) have the recorded

@@ -16,6 +16,8 @@
 # collectives dropped below a mis-parented c10d op (wild_ddp: a hang, caught by the timeout,
 # or ranks' counts differ); torch 1.13's c10d outputs taken for inputs (wild_ddp --repeat 2
 # refused by the all_gather size rule).
+# wild2_ddp3 (3 ranks): torch 1.13's bare gloo:all_to_all dropped without a word (5 of 6
+# collectives counted, no reason given).
 # Exit 77 (skipped) without torch.
 set -u
 build=$1 src=$2 work=$3
@@ -103,6 +105,28 @@ PY
   fi
 else
   tail -5 "$d.record.log"; fail "recording wild_ddp4"
+fi
+# DDP at an odd world size (3 ranks) with all_to_all_single at uneven splits, reduce, gather and
+# scatter (fleet_samples/wild2_ddp.py): torch 1.13 records the all_to_all only as a bare
+# gloo:all_to_all label without sizes. Every rank counts it (6 collectives), replays the other 5,
+# and names it with the reason; the same after et_convert to Chakra.
+d=$work/wild2_ddp3
+if "$py" "$src/fleet_samples/wild2_ddp.py" --ranks 3 --out-dir "$d" > "$d.record.log" 2>&1; then
+  "$build/core/et_convert" "$d/wild2_ddp3.rank%d.et.json.gz" "$d/c.%d.et" > "$d.conv.log" 2>&1 ||
+    fail "wild2_ddp3: et_convert"
+  for v in wild2_ddp3.rank%d.et.json.gz c.%d.et; do
+    if timeout 300 mpirun -np 3 --oversubscribe "$replay" "$d/$v" --threads 1 --warmup 0 --iters 1 \
+        --verify --quiet --report-json "$d.json" > "$d.log" 2>&1; then
+      "$py" -c "import json,sys; c=json.load(open(sys.argv[1]))['coverage']; print('%-28s %5d/%-5d collectives %d/%d' % ('wild2_ddp3 ' + sys.argv[2], c['replayed'], c['operators'], c['comms_replayed'], c['comms'])); sys.exit(0 if c['replayed'] == c['operators'] and (c['comms'], c['comms_replayed']) == (6, 5) else 1)" \
+        "$d.json" "$v" || fail "wild2_ddp3 $v: collectives"
+      [ "$(grep -c 'gloo:all_to_all: collective not replayed' "$d.log")" -eq 3 ] ||
+        fail "wild2_ddp3 $v: not every rank names the unsized all_to_all"
+    else
+      tail -5 "$d.log"; fail "wild2_ddp3 $v: mpirun et_replay failed or hung"
+    fi
+  done
+else
+  tail -5 "$d.record.log"; fail "recording wild2_ddp3"
 fi
 [ $status -eq 0 ] && echo "PASS"
 exit $status
