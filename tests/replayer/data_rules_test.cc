@@ -35,6 +35,24 @@ Replayed replay(const trace::Trace& t, int iters = 2) {
   return run;
 }
 
+// A [50, 4] sparse gradient as torch 1.13 records one (no storage: storage
+// id 0, itemsize 0, device "") and its aten::coalesce; returns the
+// coalesced output.
+trace::Value coalescedSparseGrad(test::TraceBuilder& b) {
+  trace::Trace& t = b.trace();
+  trace::TensorRef r;
+  r.tensor_id = 1000;
+  r.dtype = DType::kFloat;
+  r.has_device = true;
+  r.device = t.strings.intern("");
+  r.shape = t.lists.intern({50, 4});
+  const trace::Value grad = trace::makeTensor(t, r, "Tensor(float)");
+  r.tensor_id = 1001;
+  const trace::Value coalesced = trace::makeTensor(t, r, "Tensor(float)");
+  b.op("aten::coalesce(Tensor(a) self) -> Tensor(a)", {grad}, {coalesced});
+  return coalesced;
+}
+
 std::string why(const Replayed& r) {
   const Coverage& c = r.result.coverage;
   if (!c.skipped_ops.empty()) return "skipped: " + c.skipped_ops[0].reason;
@@ -73,18 +91,7 @@ TEST(DataRules, ZeroDimDoubleThatPromotesStaysATensor) {
 // op on it fails with "Could not run 'aten::_values' ... 'CPU' backend".
 TEST(DataRules, StoragelessTensorReplaysAsSparseLeaf) {
   test::TraceBuilder b;
-  trace::Trace& t = b.trace();
-  trace::TensorRef r;
-  r.tensor_id = 1000;
-  r.dtype = DType::kFloat;
-  r.numel = 0;
-  r.has_device = true;
-  r.device = t.strings.intern("");
-  r.shape = t.lists.intern({50, 4});
-  const trace::Value grad = trace::makeTensor(t, r, "Tensor(float)");
-  r.tensor_id = 1001;
-  const trace::Value coalesced = trace::makeTensor(t, r, "Tensor(float)");
-  b.op("aten::coalesce(Tensor(a) self) -> Tensor(a)", {grad}, {coalesced});
+  const trace::Value coalesced = coalescedSparseGrad(b);
   b.op("aten::_values(Tensor(a) self) -> Tensor(a)", {coalesced}, {});
   b.op("aten::sparse_mask(Tensor self, Tensor mask) -> Tensor", {b.tensor({50, 4}), coalesced}, {});
   const Replayed run = replay(b.finish());
@@ -101,17 +108,7 @@ TEST(DataRules, StoragelessTensorReplaysAsSparseLeaf) {
 TEST(DataRules, CoalescedSparseKeepsTheRecordedElementCount) {
   for (const int64_t k : {7, 45}) {
     test::TraceBuilder b;
-    trace::Trace& t = b.trace();
-    trace::TensorRef r;
-    r.tensor_id = 1000;
-    r.dtype = DType::kFloat;
-    r.has_device = true;
-    r.device = t.strings.intern("");
-    r.shape = t.lists.intern({50, 4});
-    const trace::Value grad = trace::makeTensor(t, r, "Tensor(float)");
-    r.tensor_id = 1001;
-    const trace::Value coalesced = trace::makeTensor(t, r, "Tensor(float)");
-    b.op("aten::coalesce(Tensor(a) self) -> Tensor(a)", {grad}, {coalesced});
+    const trace::Value coalesced = coalescedSparseGrad(b);
     const auto values = b.tensor({k, 4});
     b.op("aten::_indices(Tensor(a) self) -> Tensor(a)", {coalesced},
          {b.tensor({1, k}, DType::kInt64)});
