@@ -6,6 +6,7 @@
 #include "composer/splice.h"
 #include "composer/world_size.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/trace_io.h"
 
 namespace etb::compose {
@@ -88,15 +89,11 @@ std::vector<Trace> applySteps(std::vector<Trace> ranks, const std::vector<Step>&
 }
 
 std::string rankPath(const std::string& pattern, size_t rank, size_t count) {
-  const size_t at = pattern.find("%d");
-  if (at == std::string::npos) {
-    if (count > 1) {
-      ETB_INPUT_ERROR(SourceLoc{pattern}, "the result has ", count,
-                      " ranks: the output needs %d where the rank goes (e.g. out.rank%d.json)");
-    }
-    return pattern;
+  if (count > 1 && pattern.find("%d") == std::string::npos) {
+    ETB_INPUT_ERROR(SourceLoc{pattern}, "the result has ", count,
+                    " ranks: the output needs %d where the rank goes (e.g. out.rank%d.json)");
   }
-  return pattern.substr(0, at) + std::to_string(rank) + pattern.substr(at + 2);
+  return rankFile(pattern, rank);
 }
 
 void printCheckReport(const CheckReport& report, std::ostream& os) {

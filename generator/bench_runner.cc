@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/base/log.h"
 #include "replayer/comm/communicator.h"
 #include "replayer/op_libraries.h"
@@ -26,11 +27,8 @@ constexpr const char* kUsage =
 // each rank its own), else the sidecar et_generate embedded, if any.
 void useOriginalMetrics(const BenchProgram& p, BenchFlags& f, int rank) {
   if (!f.original_metrics.empty()) {
-    std::string path = f.original_metrics;
-    if (const size_t at = path.find("%d"); at != std::string::npos) {
-      path.replace(at, 2, std::to_string(rank));
-    }
-    f.options.original_system = replay::readOriginalMetrics(path);
+    f.options.original_system =
+        replay::readOriginalMetrics(rankFile(f.original_metrics, static_cast<size_t>(rank)));
     return;
   }
   if (p.original_metrics.empty()) return;

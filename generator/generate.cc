@@ -67,8 +67,7 @@ void attachOriginalMetrics(const std::vector<trace::Trace>& ranks, const std::st
                            ProgramInfo& info) {
   info.original_metrics.clear();
   for (size_t r = 0; r < ranks.size(); ++r) {
-    std::string path = pattern;
-    if (const size_t at = path.find("%d"); at != std::string::npos) path.replace(at, 2, std::to_string(r));
+    std::string path = rankFile(pattern, r);
     if (path.empty()) path = replay::metricsBesideTrace(ranks[r].path);
     if (path.empty()) {
       info.original_metrics.clear();  // all ranks or none

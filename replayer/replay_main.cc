@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/base/file_io.h"
 #include "core/base/log.h"
 #include "core/kineto/kineto_linker.h"
 #include "core/tools/tool_main.h"
@@ -108,16 +109,14 @@ std::string pickTrace(const std::string& pattern, int rank, int world) {
 // This rank's file of a per-rank input ("k_%d.json.gz" -> "k_3.json.gz");
 // without %d every rank reads the same file.
 std::string pickRankFile(const std::string& pattern, const char* flag, int rank, int world) {
-  const size_t at = pattern.find("%d");
-  if (at == std::string::npos) {
+  if (pattern.find("%d") == std::string::npos) {
     if (world > 1) {
       ETB_LOG(kWarn) << flag << " " << pattern << ": one file for " << world
                      << " ranks; give a per-rank pattern with %d to compare each rank with its own";
     }
     return pattern;
   }
-  std::string path = pattern;
-  path.replace(at, 2, std::to_string(rank));
+  const std::string path = rankFile(pattern, static_cast<size_t>(rank));
   if (!std::filesystem::exists(path)) {
     ETB_INPUT_ERROR(SourceLoc{path}, flag, " ", pattern, ": no file for rank ", rank);
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/timed_trace.h"
 
+#include "core/base/file_io.h"
 #include "core/trace_io.h"
 
 namespace etb::replay {
@@ -30,10 +31,7 @@ TimedTraceStats applyReplayTimes(trace::Trace& t, const ReplayResult& r) {
 TimedTraceStats writeTimedTrace(trace::Trace t, const ReplayResult& r, const std::string& path,
                                 int rank) {
   const TimedTraceStats s = applyReplayTimes(t, r);
-  std::string out = path;
-  const size_t at = out.find("%d");
-  if (at != std::string::npos) out.replace(at, 2, std::to_string(rank));
-  trace::writeTrace(t, out);
+  trace::writeTrace(t, rankFile(path, static_cast<size_t>(rank)));
   return s;
 }
 

@@ -239,4 +239,10 @@ void writeFileMaybeGzip(const std::string& path, const std::string& data) {
 
 bool stderrIsTerminal() { return isatty(STDERR_FILENO) != 0; }
 
+std::string rankFile(const std::string& pattern, size_t rank) {
+  const size_t at = pattern.find("%d");
+  if (at == std::string::npos) return pattern;
+  return pattern.substr(0, at) + std::to_string(rank) + pattern.substr(at + 2);
+}
+
 }  // namespace etb

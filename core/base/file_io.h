@@ -38,6 +38,10 @@ class FileReader {
 // Throws RuntimeError on failure.
 void writeFileMaybeGzip(const std::string& path, const std::string& data);
 
+// A per-rank file name: `pattern` with its first "%d" replaced by `rank`
+// ("k_%d.json.gz" -> "k_3.json.gz"); the pattern itself when it has none.
+std::string rankFile(const std::string& pattern, size_t rank);
+
 // True when stderr is a terminal (progress output is shown only then).
 bool stderrIsTerminal();
 

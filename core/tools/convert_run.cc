@@ -36,14 +36,9 @@ std::string extensionOf(const std::string& path) {
 
 bool isChakra(const std::string& path) { return endsWith(path, ".et") || endsWith(path, ".et.gz"); }
 
-std::string withRank(const std::string& pattern, size_t r) {
-  const size_t at = pattern.find("%d");
-  return pattern.substr(0, at) + std::to_string(r) + pattern.substr(at + 2);
-}
-
 // Output path of rank `r` for multi-rank input.
 std::string rankOutput(const std::string& out, size_t r) {
-  if (out.find("%d") != std::string::npos) return withRank(out, r);
+  if (out.find("%d") != std::string::npos) return rankFile(out, r);
   const std::string ext = extensionOf(out);
   if (ext.empty()) return out + "." + std::to_string(r) + ".et";
   return out.substr(0, out.size() - ext.size()) + "." + std::to_string(r) + ext;
@@ -193,7 +188,7 @@ int convertSet(const ConvertOptions& o, const std::vector<std::string>& inputs, 
   std::vector<Trace> kept;
   GroupTable groups_seen;
   size_t held = 0;
-  auto kinetoOf = [&](size_t r) { return o.kineto.empty() ? std::string() : withRank(o.kineto, r); };
+  auto kinetoOf = [&](size_t r) { return o.kineto.empty() ? std::string() : rankFile(o.kineto, r); };
   for (size_t r = 0; r < inputs.size(); ++r) {
     Trace t = readOne(inputs[r], o, kinetoOf(r), out);
     groups_seen.add(t, static_cast<int64_t>(r));

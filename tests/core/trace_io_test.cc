@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/trace_io.h"
 #include "tests/test_util.h"
 
@@ -31,6 +32,16 @@ TEST(TraceIo, WriteByExtension) {
   EXPECT_EQ(detectFileKind(out + "/x.json.gz"), FileKind::kPyTorchEt);
   EXPECT_EQ(readTrace(out + "/x.json.gz").nodes.size(), t.nodes.size());
   EXPECT_THROW(writeTrace(t, out + "/x.txt"), InputError);
+}
+
+// The one rank substitution every tool's per-rank inputs and outputs use.
+// Planted faults: every %d replaced, the pattern without %d mangled (the
+// npos + 2 suffix), the rank inserted before %d instead of for it.
+TEST(TraceIo, RankFileReplacesTheFirstPercentD) {
+  EXPECT_EQ(rankFile("k_%d.json.gz", 3), "k_3.json.gz");
+  EXPECT_EQ(rankFile("%d/out.%d.et", 12), "12/out.%d.et");
+  EXPECT_EQ(rankFile("plain.json", 5), "plain.json");
+  EXPECT_EQ(rankFile("", 0), "");
 }
 
 TEST(TraceIo, ExpandsRankPaths) {
