@@ -24,11 +24,6 @@ import ddp_record  # noqa: E402
 import record  # noqa: E402
 
 
-def _pgConfig(world):
-    return [{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cpu:gloo",
-             "ranks": [], "group_size": world, "group_count": 1}]
-
-
 def _splits(world, rank):
     """Uneven all_to_all splits: rank r sends r+1+d elements to rank d."""
     send = [rank + 1 + d for d in range(world)]
@@ -71,7 +66,7 @@ def _worker(rank, args, port):
     record.timeIterations(step, args.warmup, args.iters)
     prefix = os.path.join(args.out_dir, "%s.rank%d" % (args.name, rank))
     dist.barrier()
-    record.recordWindow(step, prefix, args.warmup + args.iters, pg_config=_pgConfig(world))
+    record.recordWindow(step, prefix, args.warmup + args.iters, pg_config=ddp_record._pgConfig(world))
     dist.barrier()
     dist.destroy_process_group()
 
