@@ -39,6 +39,9 @@ void measureCollectives(const ProfileOptions& options, replay::Communicator& com
 // The identity block for this machine and build.
 HwIdentity thisMachine(const ProfileOptions& options, const replay::Communicator& comm);
 
+// The 1-minute load average (/proc/loadavg); -1 where it cannot be read.
+double loadAverage();
+
 namespace detail {
 // The sections of measureCompute that live in hw_bench_memory.cc.
 void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);

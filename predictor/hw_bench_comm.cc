@@ -104,7 +104,15 @@ HwIdentity thisMachine(const ProfileOptions& o, const replay::Communicator& comm
   std::strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   id.created = when;
   id.quick = o.quick;
+  id.load_avg = loadAverage();
   return id;
+}
+
+double loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double one = -1;
+  if (!(in >> one)) return -1;
+  return one;
 }
 
 }  // namespace etb::predict

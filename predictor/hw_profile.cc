@@ -41,11 +41,18 @@ const json& member(const json& obj, const char* key, const std::string& path) {
 }
 
 json identityJson(const HwIdentity& id) {
-  return {{"host", id.host},         {"cpu_model", id.cpu_model},
-          {"cores", id.cores},       {"device", id.device},
-          {"threads", id.threads},   {"torch_version", id.torch_version},
-          {"mpi_version", id.mpi_version}, {"etbench_version", id.etbench_version},
-          {"created", id.created},   {"quick", id.quick}};
+  json j = {{"host", id.host},
+            {"cpu_model", id.cpu_model},
+            {"cores", id.cores},
+            {"device", id.device},
+            {"threads", id.threads},
+            {"torch_version", id.torch_version},
+            {"mpi_version", id.mpi_version},
+            {"etbench_version", id.etbench_version},
+            {"created", id.created},
+            {"quick", id.quick}};
+  if (id.load_avg >= 0) j["load_avg"] = id.load_avg;
+  return j;
 }
 
 HwIdentity identityFrom(const json& j, const std::string& p) {
@@ -61,6 +68,8 @@ HwIdentity identityFrom(const json& j, const std::string& p) {
   id.etbench_version = field<std::string>(j, "etbench_version", p, w);
   id.created = field<std::string>(j, "created", p, w);
   id.quick = field<bool>(j, "quick", p, w);
+  // Optional: profiles before it did not record the load.
+  if (j.contains("load_avg")) id.load_avg = field<double>(j, "load_avg", p, w);
   return id;
 }
 
@@ -121,6 +130,7 @@ json embeddingJson(const std::vector<EmbeddingPoint>& pts) {
     a.push_back({{"rows", e.rows}, {"dim", e.dim}, {"batch", e.batch}, {"pooling", e.pooling},
                  {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us},
                  {"fwd_cold_us", e.fwd_cold_us}});
+    if (e.bwd_cold_us > 0) a.back()["bwd_cold_us"] = e.bwd_cold_us;
   }
   return a;
 }
@@ -138,6 +148,8 @@ std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
     e.fwd_us = field<double>(j, "fwd_us", p, w);
     e.bwd_us = field<double>(j, "bwd_us", p, w);
     e.fwd_cold_us = field<double>(j, "fwd_cold_us", p, w);
+    // Optional: profiles before it took the backward warm only.
+    if (j.contains("bwd_cold_us")) e.bwd_cold_us = field<double>(j, "bwd_cold_us", p, w);
     out.push_back(e);
   }
   return out;

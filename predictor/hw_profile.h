@@ -25,6 +25,10 @@ struct HwIdentity {
   std::string etbench_version;
   std::string created;  // UTC, ISO 8601
   bool quick = false;
+  // The 1-minute load average, the higher of its readings at the start and
+  // the end of the measurement; -1 when not recorded. Above about half the
+  // cores, other work shared the caches and cores the figures were taken on.
+  double load_avg = -1;
 };
 
 // One GEMM (or batched GEMM) measurement: C[b,m,n] = A[b,m,k] B[b,k,n].
@@ -55,6 +59,9 @@ struct EmbeddingPoint {
   std::string dist = "uniform";
   double fwd_us = 0, bwd_us = 0;
   double fwd_cold_us = 0;  // forward with the table flushed from the caches
+  // Dense backward with the caches flushed before each call; 0 where not
+  // measured (a gradient too large for the LLC is as cold in the hot loop).
+  double bwd_cold_us = 0;
 };
 
 // _foreach_add_ over `tensors` tensors holding `elems` floats in total.

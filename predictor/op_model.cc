@@ -7,6 +7,7 @@
 
 #include "predictor/heap_model.h"
 #include "predictor/op_shapes.h"
+#include "replayer/arg_decoder.h"
 
 namespace etb::predict {
 namespace {
@@ -34,9 +35,14 @@ const std::set<std::string> kView = {
     "expand_as", "select", "slice", "narrow", "as_strided", "unsqueeze", "squeeze", "detach",
     "alias", "unbind", "split", "split_with_sizes", "chunk", "flatten", "unflatten", "view_as",
     "numel", "size", "stride", "is_contiguous", "lift_fresh", "empty", "empty_like",
-    "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_", "record_stream"};
-// Ops that are views when the output is the input tensor, copies otherwise.
-const std::set<std::string> kMaybeCopy = {"reshape", "contiguous", "to", "_to_copy", "type_as"};
+    "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_", "record_stream",
+    // in place, but on the tensor's metadata only: no element is read or written
+    "detach_", "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_"};
+// Ops that are views when the output is the input tensor, copies otherwise
+// (resolve_conj / resolve_neg copy only a tensor whose conjugate or negative
+// bit is set).
+const std::set<std::string> kMaybeCopy = {"reshape", "contiguous", "to", "_to_copy", "type_as",
+                                          "resolve_conj", "resolve_neg"};
 // Ops with a vectorised special function or an element loop of their own:
 // each has its own measured curve ("op:NAME", et_profile_hw) since their
 // costs differ several-fold (tanh vs exp; masked_fill's scalar loop over a
@@ -90,8 +96,11 @@ const std::set<std::string> kFill = {"fill_", "zero_", "zeros", "ones", "full", 
                                      "ones_like", "full_like", "new_zeros", "new_ones"};
 }  // namespace
 
-std::string opKind(const trace::Trace& t, const trace::Node& node) {
-  return std::string(t.name(node));
+std::string opKind(const trace::Trace& t, const trace::Node& node, std::string* overload) {
+  std::string name, ov;
+  if (!replay::detail::parseSchemaName(t.str(node.op_schema), &name, &ov)) name = std::string(t.name(node));
+  if (overload) *overload = ov;
+  return name;
 }
 
 OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_backend)
@@ -142,7 +151,7 @@ void OpModel::fitForeach() {
 
 OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold,
                              double l3) const {
-  std::string name(t.name(node));
+  std::string name = opKind(t, node);
   if (name.rfind("aten::", 0) == 0) name = name.substr(6);
   const OpShapes sh = opShapes(t, node);
   if (kGemm.count(name)) {

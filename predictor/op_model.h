@@ -11,7 +11,9 @@
 //   embedding_bag  time per looked-up row by table size, width, pooling and
 //                  index distribution (cache reuse of hot rows is the point);
 //                  the dense backward as fill + sort + a cost per lookup and
-//                  one per distinct row (the distribution's expected count);
+//                  one per distinct row (the distribution's expected count),
+//                  scaled to the measured calls of the nearest tables, plus
+//                  their flushed-cache extra by the gradient's DRAM share;
 //   foreach        a per-tensor cost (fitted to _foreach_ loops) plus the
 //                  lists' bytes on the in-place curve;
 //   memory         bytes moved over a measured size curve for its class
@@ -72,7 +74,7 @@ class OpModel {
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
-  double embeddingBackwardUs(double rows, double dim, double lookups) const;
+  double embeddingBackwardUs(double rows, double dim, double lookups, double cold) const;
   double tableFillUs(double bytes) const;
   double zeroFillUs(double bytes) const;
   OpEstimate reductionEstimate(const OpShapes& shapes, double cold, double l3) const;
@@ -94,7 +96,7 @@ class OpModel {
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;
-  void fitEmbeddingBackward(const EmbeddingTables& tables);
+  void fitEmbeddingBackward(const EmbeddingTables& family, const EmbeddingTables& both);
   // embedding_bag: time = a fixed part + a part per looked-up row. The
   // fixed part of the dense backward is the zero-filled [rows, dim]
   // gradient (a curve over its bytes); the per-row part depends on where
@@ -106,6 +108,15 @@ class OpModel {
   // fill curve, the sort curve, and per table a cost per lookup and one per
   // distinct row touched (us, nearest tables by size and width).
   std::vector<KnnPoint<2>> emb_bwd_lookup_, emb_bwd_unique_;
+  // What the mechanism misses, per table of the distribution asked for:
+  // log(measured / mechanism) by log lookups, and the extra microseconds of
+  // a call with the caches flushed (fixed and per lookup).
+  struct TableRatio {
+    std::array<double, 2> x;
+    std::vector<std::pair<double, double>> log_ratio;
+  };
+  std::vector<TableRatio> emb_bwd_ratio_;
+  std::vector<KnnPoint<2>> emb_bwd_cold_fixed_, emb_bwd_cold_row_;
   double fe_base_ = 0, fe_tensor_ = 0;  // _foreach_: fixed and per-tensor cost
   // The memory-bound curves without first-touch costs, and the collective
   // curves of comm_ by type and group size, each sorted by bytes once.
@@ -118,7 +129,10 @@ class OpModel {
 // expectation: the sum over rows of the chance that some lookup hits it.
 double expectedUniqueRows(double rows, double lookups, const std::string& dist);
 
-// The op kind used to group predictions ("aten::mm").
-std::string opKind(const trace::Trace& trace, const trace::Node& node);
+// The op as et_replay resolves it ("aten::mm"; `overload` set when asked):
+// the recorded schema's name, else the node's. They differ where Chakra's
+// converter split an op around its kernels and numbered the parts
+// ("aten::copy_(0)" with the schema of aten::copy_).
+std::string opKind(const trace::Trace& trace, const trace::Node& node, std::string* overload = nullptr);
 
 }  // namespace etb::predict

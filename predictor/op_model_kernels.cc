@@ -66,6 +66,18 @@ std::pair<double, double> fitLookupsAndRows(const std::vector<Residual>& pts) {
   return {a, b};
 }
 
+// log(measured / mechanism) of one table at `lookups`: linear in log
+// lookups between its measured counts, the nearest one's beyond them.
+double ratioAt(const std::vector<std::pair<double, double>>& pts, double log_n) {
+  if (log_n <= pts.front().first) return pts.front().second;
+  if (log_n >= pts.back().first) return pts.back().second;
+  size_t hi = 1;
+  while (pts[hi].first < log_n) ++hi;
+  const auto& [x0, y0] = pts[hi - 1];
+  const auto& [x1, y1] = pts[hi];
+  return y0 + (y1 - y0) * (log_n - x0) / (x1 - x0);
+}
+
 // -expm1(n * log1p(-p)): the chance that n draws of probability p hit a row.
 double hitOnce(double n, double p) { return -std::expm1(n * std::log1p(-std::min(p, 1.0))); }
 
@@ -136,7 +148,7 @@ void OpModel::fitEmbedding() {
   }
   std::sort(emb_bwd_fill_.begin(), emb_bwd_fill_.end(),
             [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
-  if (warm_.count("op:sort_int64")) fitEmbeddingBackward(both);
+  if (warm_.count("op:sort_int64")) fitEmbeddingBackward(tables, both);
 }
 
 // The dense backward (sum mode) zero-fills a [rows, dim] gradient, sorts
@@ -145,8 +157,17 @@ void OpModel::fitEmbedding() {
 // and written back; repeats of a hot row hit the cache). Both distributions
 // of a table share a and b; what tells them apart is how many distinct
 // rows their lookups touch (expectedUniqueRows).
-void OpModel::fitEmbeddingBackward(const EmbeddingTables& tables) {
-  for (const auto& [key, pts] : tables) {
+//
+// That mechanism leaves out what the measured calls show: a fixed part per
+// call and a sort whose rate depends on the values sorted (Zipf indices
+// sort faster than uniform ones). So each table of the distribution asked
+// for also keeps measured / mechanism at each measured lookup count, and
+// the extra time of a call with the caches flushed (a line through the
+// lookups; nothing where only the warm call was measured: the gradient is
+// too large for the LLC to keep anyway).
+void OpModel::fitEmbeddingBackward(const EmbeddingTables& family, const EmbeddingTables& both) {
+  std::map<std::pair<int64_t, int64_t>, std::pair<double, double>> ab;
+  for (const auto& [key, pts] : both) {
     const double rows = static_cast<double>(key.first), dim = static_cast<double>(key.second);
     const double fill = tableFillUs(rows * dim * 4);
     std::vector<Residual> res;
@@ -156,10 +177,29 @@ void OpModel::fitEmbeddingBackward(const EmbeddingTables& tables) {
       res.push_back({n, expectedUniqueRows(rows, n, e->dist), std::max(r, 0.0)});
     }
     if (res.size() < 2) continue;
-    const auto [a, b] = fitLookupsAndRows(res);
+    ab[key] = fitLookupsAndRows(res);
     const std::array<double, 2> x{lg(rows), lg(dim)};
-    emb_bwd_lookup_.push_back({x, a});
-    emb_bwd_unique_.push_back({x, b});
+    emb_bwd_lookup_.push_back({x, ab[key].first});
+    emb_bwd_unique_.push_back({x, ab[key].second});
+  }
+  for (const auto& [key, pts] : family) {
+    if (!ab.count(key)) continue;
+    const double rows = static_cast<double>(key.first), dim = static_cast<double>(key.second);
+    const auto [a, b] = ab[key];
+    TableRatio tr{{lg(rows), lg(dim)}, {}};
+    std::vector<std::pair<double, double>> cold;
+    for (const EmbeddingPoint* e : pts) {
+      const double n = static_cast<double>(e->batch * e->pooling);
+      const double mech = tableFillUs(rows * dim * 4) + curveUs(warm_.at("op:sort_int64"), 8 * n) + a * n +
+                          b * expectedUniqueRows(rows, n, e->dist);
+      if (mech > 0 && e->bwd_us > 0) tr.log_ratio.push_back({std::log(n), std::log(e->bwd_us / mech)});
+      if (e->bwd_cold_us > 0) cold.push_back({n, e->bwd_cold_us - e->bwd_us});
+    }
+    std::sort(tr.log_ratio.begin(), tr.log_ratio.end());
+    if (!tr.log_ratio.empty()) emb_bwd_ratio_.push_back(tr);
+    const Line c = cold.size() >= 2 ? fitLine(cold) : Line{};
+    emb_bwd_cold_fixed_.push_back({tr.x, std::max(c.fixed, 0.0)});
+    emb_bwd_cold_row_.push_back({tr.x, std::max(c.per_row, 0.0)});
   }
 }
 
@@ -179,11 +219,17 @@ double OpModel::zeroFillUs(double bytes) const {
   return memoryUs("unary", 2 * bytes) / 2;
 }
 
-double OpModel::embeddingBackwardUs(double rows, double dim, double lookups) const {
+double OpModel::embeddingBackwardUs(double rows, double dim, double lookups, double cold) const {
   const std::array<double, 2> x{lg(rows), lg(dim)};
-  return zeroFillUs(rows * dim * 4) + curveUs(warm_.at("op:sort_int64"), 8 * lookups) +
-         knnValue(emb_bwd_lookup_, x) * lookups +
-         knnValue(emb_bwd_unique_, x) * expectedUniqueRows(rows, lookups, dist_);
+  const double mech = zeroFillUs(rows * dim * 4) + curveUs(warm_.at("op:sort_int64"), 8 * lookups) +
+                      knnValue(emb_bwd_lookup_, x) * lookups +
+                      knnValue(emb_bwd_unique_, x) * expectedUniqueRows(rows, lookups, dist_);
+  std::vector<KnnPoint<2>> ratios;
+  for (const TableRatio& t : emb_bwd_ratio_) ratios.push_back({t.x, ratioAt(t.log_ratio, std::log(lookups))});
+  const double warm = ratios.empty() ? mech : mech * std::exp(knnValue(ratios, x));
+  if (cold <= 0 || emb_bwd_cold_row_.empty()) return warm;
+  const double extra = knnValue(emb_bwd_cold_fixed_, x) + knnValue(emb_bwd_cold_row_, x) * lookups;
+  return warm + cold * std::max(extra, 0.0);
 }
 
 double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) const {
@@ -205,7 +251,7 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) cons
   if (emb_fwd_row_.empty()) return memoryUs("copy", lookups * dim * 4 * 2);
   const std::array<double, 2> x{lg(rows), lg(dim)};
   if (backward) {
-    if (!emb_bwd_lookup_.empty()) return embeddingBackwardUs(rows, dim, lookups);
+    if (!emb_bwd_lookup_.empty()) return embeddingBackwardUs(rows, dim, lookups, cold);
     return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
   }
   const double warm = std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;

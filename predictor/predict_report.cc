@@ -59,7 +59,9 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
       {"tool", "et_predict"},
       {"argv", ctx.argv},
       {"trace", ctx.trace_path},
-      {"profile", {{"path", ctx.profile_path}, {"host", ctx.profile_host}}},
+      {"profile", {{"path", ctx.profile_path},
+                   {"host", ctx.profile_host},
+                   {"load_avg", ctx.profile_load < 0 ? json(nullptr) : json(ctx.profile_load)}}},
       {"predicted",
        {{"iter_ms", p.iter_ms},
         {"iter_with_host_ms", p.iter_with_host_ms < 0 ? json(nullptr) : json(p.iter_with_host_ms)},
@@ -86,7 +88,16 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
   const Shares s = sharesOf(p);
   char line[256];
   out << "# et_predict " << ctx.trace_path << "  (profile " << ctx.profile_path << ", host "
-      << ctx.profile_host << ")\n";
+      << ctx.profile_host;
+  if (ctx.profile_load >= 0) {
+    std::snprintf(line, sizeof(line), ", load %.1f on %d cores", ctx.profile_load, ctx.profile_cores);
+    out << line;
+  }
+  out << ")\n";
+  if (ctx.profile_load > 0.5 * ctx.profile_cores) {
+    out << "# the profile was measured while other work shared the machine: these times hold for "
+           "replays run in that state\n";
+  }
   std::snprintf(line, sizeof(line),
                 "# ops %llu: %llu modelled, %llu by bytes moved, %llu skipped (not in this "
                 "libtorch); %llu collectives (%s curves)\n",

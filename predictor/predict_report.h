@@ -19,6 +19,8 @@ struct ReportContext {
   std::string trace_path;
   std::string profile_path;
   std::string profile_host;
+  double profile_load = -1;  // the profile's load average (HwIdentity::load_avg)
+  int profile_cores = 0;
 };
 
 void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream& out);

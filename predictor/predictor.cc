@@ -15,6 +15,7 @@
 #include "predictor/schedule.h"
 #include "replayer/comm/comm_plan.h"
 #include "replayer/comm/communicator.h"
+#include "replayer/compat_ops.h"
 #include "replayer/op_selection.h"
 
 namespace etb::predict {
@@ -23,15 +24,10 @@ using trace::CommType;
 
 // True when this libtorch has the op et_replay would call for `node`.
 bool resolvable(const trace::Trace& t, const trace::Node& node) {
-  const std::string name(t.name(node));
-  std::string overload;
-  const std::string_view schema = t.str(node.op_schema);
-  const size_t paren = schema.find('(');
-  if (paren != std::string_view::npos && schema.substr(0, name.size()) == name &&
-      paren > name.size() && schema[name.size()] == '.') {
-    overload = std::string(schema.substr(name.size() + 1, paren - name.size() - 1));
-  }
-  return c10::Dispatcher::singleton().findSchema({name, overload}).has_value();
+  std::string overload, what;
+  const std::string name = opKind(t, node, &overload);
+  return c10::Dispatcher::singleton().findSchema({name, overload}).has_value() ||
+         replay::detail::compatOp(name, overload, &what).has_value();
 }
 
 // Costs of one rank's ops: a model where one knows the op, else the sum of
@@ -111,7 +107,7 @@ class StepBuilder {
     std::vector<Step> steps;
     for (size_t i = 0; i < sel.size(); ++i) {
       const trace::Node& n = t_.nodes[sel[i].index];
-      rp_.ops.push_back({n.id, std::string(t_.name(n)), "", 0, 0, 0});
+      rp_.ops.push_back({n.id, opKind(t_, n), "", 0, 0, 0});
       Step step;
       step.op = rp_.ops.size() - 1;
       if (sel[i].is_comm) comm(n, step);

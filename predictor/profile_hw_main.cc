@@ -7,6 +7,7 @@
 // on gloo when built in (et_replay replays gloo-recorded traces on gloo).
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -49,6 +50,12 @@ int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
     predict::measureCollectives(o, *comm, hw);
   }
   if (!root) return 0;
+  hw.identity.load_avg = std::max(hw.identity.load_avg, predict::loadAverage());
+  if (hw.identity.load_avg > 0.5 * hw.identity.cores) {
+    std::cerr << "et_profile_hw: warning: load average " << hw.identity.load_avg << " on "
+              << hw.identity.cores << " cores while measuring: other work shared this machine's "
+              << "cores and caches; predictions hold for replays run in the same state\n";
+  }
   out << predict::profileToJson(hw);
   std::cout << "et_profile_hw: wrote " << out_path << " (" << hw.gemm.size() << " GEMM, "
             << hw.conv.size() << " conv, " << hw.embedding.size() << " embedding, "

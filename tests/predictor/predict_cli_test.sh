@@ -35,6 +35,12 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
 PY
   [ "$(json "$HW" "len(d['gemm']) > 0 and len(d['conv']) > 0 and len(d['embedding_bag']) > 0")" = True ] \
     || fail "profile lacks GEMM, conv or embedding points"
+  # The load it was measured under: at least what /proc/loadavg says now
+  # (the profile keeps the higher of its start and end readings; the
+  # 1-minute average drifts a little in the seconds since).
+  after=$(cut -d' ' -f1 /proc/loadavg)
+  [ "$(json "$HW" "d['identity'].get('load_avg', -1) >= $after - 0.3")" = True ] \
+    || fail "profile's identity.load_avg missing or below the load now ($after)"
   ;;
 samples)
   for s in mlp resnet18 transformer dlrm; do
@@ -47,6 +53,8 @@ samples)
       || fail "$s: coverage does not add up"
     [ "$(json "$out" "d['aten_calls_while_predicting']")" = 0 ] || fail "$s: ran ATen ops"
     [ "$(json "$out" "d['predicted']['iter_ms'] > 0")" = True ] || fail "$s: no time"
+    [ "$(json "$out" "d['profile']['load_avg'] == $(json "$HW" "d['identity']['load_avg']")")" = True ] \
+      || fail "$s: the report does not carry the profile's load"
     [ "$(json "$out" "abs(sum(d['predicted']['share'].values()) - 1) < 1e-6")" = True ] \
       || fail "$s: shares do not add up to 1"
     # The iteration is the sum of the per-op times on one rank (closed form).

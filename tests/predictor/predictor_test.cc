@@ -56,6 +56,22 @@ TEST(Predictor, OneRankTakesTheSumOfItsOpsAndSkipsOpsThisLibtorchLacks) {
   EXPECT_EQ(p.aten_calls, 0u);
 }
 
+// Chakra's converter numbers the parts of an op it split around kernels
+// ("aten::mm(0)", with aten::mm's schema); et_replay calls the schema's op.
+// So must the predictor: the same sum, nothing more skipped, and the kind
+// reported as aten::mm. Catches the node's name used to resolve or model.
+TEST(Predictor, AnOpNumberedByChakraIsTheOpItsSchemaNames) {
+  trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  for (trace::Node& n : t.nodes) {
+    if (t.name(n) == "aten::mm") n.name = t.strings.intern("aten::mm(0)");
+  }
+  const Prediction p = predictIteration({&t}, smallProfile(), {});
+  EXPECT_EQ(p.skipped, 1u);
+  EXPECT_NEAR(p.iter_ms, (40.0 + 4.0) / 1e3, 1e-9);
+  ASSERT_FALSE(p.ranks.empty());
+  EXPECT_EQ(p.ranks[0].ops.front().name, "aten::mm");
+}
+
 // et_replay's own cost per op (replay_step_us) joins every op it runs, not
 // the ones it skips: closed form over the same built trace.
 TEST(Predictor, EachReplayedOpPaysTheReplayStep) {
