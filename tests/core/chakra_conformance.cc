@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schemas/et_def.pb.h"
+#include "tests/core/chakra_test_util.h"
 
 namespace etb::test {
 namespace {
@@ -103,24 +104,12 @@ class Checker {
   }
 
   bool next(std::string_view* msg) {
-    if (pos_ >= b_.size()) return false;
-    uint64_t len = 0;
-    for (int shift = 0;; shift += 7) {
-      if (pos_ >= b_.size() || shift > 28) {
-        fail("framing", 0, "length prefix cut off at byte " + std::to_string(pos_));
-        return false;
-      }
-      const uint8_t c = static_cast<uint8_t>(b_[pos_++]);
-      len |= static_cast<uint64_t>(c & 0x7f) << shift;
-      if ((c & 0x80) == 0) break;
-    }
-    if (len > b_.size() - pos_) {
-      fail("framing", 0, "message of " + std::to_string(len) + " bytes runs past the end");
+    std::string error;
+    if (!nextFramed(b_, &pos_, msg, &error)) {
+      if (!error.empty()) fail("framing", 0, error);
       return false;
     }
-    if (len == 0) fail("empty_message", 0, "zero-length message at byte " + std::to_string(pos_));
-    *msg = std::string_view(b_.data() + pos_, len);
-    pos_ += len;
+    if (msg->empty()) fail("empty_message", 0, "zero-length message at byte " + std::to_string(pos_));
     return true;
   }
 

@@ -25,19 +25,9 @@ Trace builtTrace() {
   t.pid = 42;
   t.rank = 1;
   t.process_groups.push_back({"0", "default_pg", "nccl", {0, 1}, 2});
-  auto node = [&](NodeId id, NodeId parent, const char* name, NodeKind kind) {
-    Node n;
-    n.id = id;
-    n.parent = parent;
-    n.name = t.strings.intern(name);
-    n.kind = kind;
-    n.tid = 1;
-    t.nodes.push_back(n);
-    return &t.nodes.back();
-  };
-  node(1, 1, "[pytorch|profiler|execution_trace|process]", NodeKind::kRoot);
-  node(2, 1, "[pytorch|profiler|execution_trace|thread]", NodeKind::kRoot);
-  Node* mm = node(3, 2, "aten::mm", NodeKind::kOperator);
+  test::addNode(t, 1, 1, "[pytorch|profiler|execution_trace|process]", NodeKind::kRoot);
+  test::addNode(t, 2, 1, "[pytorch|profiler|execution_trace|thread]", NodeKind::kRoot);
+  Node* mm = &test::addNode(t, 3, 2, "aten::mm", NodeKind::kOperator);
   mm->rf_id = 77;
   mm->seq_id = 5;
   mm->dur_us = 12.625;
@@ -67,7 +57,7 @@ Trace builtTrace() {
   a.type = t.strings.intern("string");
   a.value = makeString(t, "triton");
   mm->attrs.push_back(a);
-  Node* ar = node(4, 2, "record_param_comms", NodeKind::kCollective);
+  Node* ar = &test::addNode(t, 4, 2, "record_param_comms", NodeKind::kCollective);
   CommInfo c;
   c.type = CommType::kAllReduce;
   c.pg_name = t.strings.intern("0");
@@ -96,17 +86,11 @@ TEST(ChakraWriter, WritesWhatSimulatorsNeed) {
   ChakraProtoMsg::GlobalMetadata md;
   size_t pos = 0;
   auto next = [&](google::protobuf::Message* m) {
-    uint64_t len = 0;
-    int shift = 0;
-    uint8_t c;
-    do {
-      c = static_cast<uint8_t>(bytes[pos++]);
-      len |= static_cast<uint64_t>(c & 0x7f) << shift;
-      shift += 7;
-    } while (c & 0x80);
-    EXPECT_GT(len, 0u);  // no empty messages
-    EXPECT_TRUE(m->ParseFromArray(bytes.data() + pos, static_cast<int>(len)));
-    pos += len;
+    std::string_view msg;
+    std::string error;
+    ASSERT_TRUE(test::nextFramed(bytes, &pos, &msg, &error)) << error;
+    EXPECT_FALSE(msg.empty());  // no empty messages
+    EXPECT_TRUE(m->ParseFromArray(msg.data(), static_cast<int>(msg.size())));
   };
   next(&md);
   EXPECT_EQ(md.version(), "0.0.4");

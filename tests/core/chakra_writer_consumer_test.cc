@@ -15,31 +15,11 @@
 #include "core/model/trace_compare.h"
 #include "schemas/et_def.pb.h"
 #include "tests/core/chakra_conformance.h"
+#include "tests/core/chakra_test_util.h"
 
 namespace etb::trace {
 namespace {
 namespace pb = ChakraProtoMsg;
-
-std::vector<pb::Node> nodesOf(const std::string& bytes) {
-  std::vector<pb::Node> out;
-  size_t pos = 0;
-  bool first = true;
-  while (pos < bytes.size()) {
-    uint64_t len = 0;
-    for (int shift = 0;; shift += 7) {
-      const uint8_t c = static_cast<uint8_t>(bytes[pos++]);
-      len |= static_cast<uint64_t>(c & 0x7f) << shift;
-      if ((c & 0x80) == 0) break;
-    }
-    if (!first) {
-      out.emplace_back();
-      out.back().ParseFromArray(bytes.data() + pos, static_cast<int>(len));
-    }
-    first = false;
-    pos += len;
-  }
-  return out;
-}
 
 const pb::AttributeProto* attrOf(const pb::Node& n, const std::string& name) {
   for (const auto& a : n.attr()) {
@@ -48,17 +28,7 @@ const pb::AttributeProto* attrOf(const pb::Node& n, const std::string& name) {
   return nullptr;
 }
 
-Node& addNode(Trace& t, NodeId id, NodeId parent, const char* name, NodeKind kind, double dur = -1) {
-  Node n;
-  n.id = id;
-  n.parent = parent;
-  n.name = t.strings.intern(name);
-  n.kind = kind;
-  n.tid = 1;
-  n.dur_us = dur;
-  t.nodes.push_back(n);
-  return t.nodes.back();
-}
+using test::addNode;
 
 void addComm(Trace& t, Node& n, CommType type, const char* pg, int64_t seq = -1) {
   CommInfo c;
@@ -82,7 +52,7 @@ TEST(ChakraWriterConsumer, UnsimulatedCollectivesAreRemappedAndCounted) {
   t.finalize();
   ChakraWriteReport report;
   const std::string bytes = writeChakraBytes(t, {}, &report);
-  const std::vector<pb::Node> nodes = nodesOf(bytes);
+  const std::vector<pb::Node> nodes = test::framedNodes(bytes);
   const int64_t want_type[] = {pb::ALL_REDUCE, pb::ALL_GATHER, pb::ALL_REDUCE, -1, pb::ALL_TO_ALL, -1};
   for (size_t k = 0; k < 6; ++k) {
     const pb::Node& n = nodes[k + 1];
@@ -110,7 +80,7 @@ TEST(ChakraWriterConsumer, AnUnsizedCollectiveIsListedAsRemapped) {
   addNode(t, 2, 1, "gloo:all_to_all", NodeKind::kCollective);
   t.finalize();
   ChakraWriteReport report;
-  const std::vector<pb::Node> nodes = nodesOf(writeChakraBytes(t, {}, &report));
+  const std::vector<pb::Node> nodes = test::framedNodes(writeChakraBytes(t, {}, &report));
   EXPECT_EQ(nodes.at(1).type(), pb::COMP_NODE);
   EXPECT_EQ(report.remapped.size(), 1u);
   EXPECT_EQ(report.remapped.count("collective without sizes->COMP"), 1u);
@@ -134,7 +104,7 @@ TEST(ChakraWriterConsumer, RecordedAttrsInOtherKindsAreWrittenAsGettersReadThem)
   addComm(t, addNode(t, 3, 0, "record_param_comms", NodeKind::kCollective), CommType::kAllGather, "3");
   t.finalize();
   const std::string bytes = writeChakraBytes(t);
-  const std::vector<pb::Node> nodes = nodesOf(bytes);
+  const std::vector<pb::Node> nodes = test::framedNodes(bytes);
   ASSERT_NE(attrOf(nodes[0], "is_cpu_op"), nullptr);
   EXPECT_EQ(attrOf(nodes[0], "is_cpu_op")->value_case(), pb::AttributeProto::kBoolVal);
   EXPECT_FALSE(attrOf(nodes[0], "is_cpu_op")->bool_val());
@@ -162,7 +132,7 @@ TEST(ChakraWriterConsumer, ExclusiveTimesNeverCountAChildTwice) {
   Node& wait = addNode(t, 9, 2, "c10d::wait", NodeKind::kWait, 12);
   addComm(t, wait, CommType::kWait, "0", 9);
   t.finalize();
-  const std::vector<pb::Node> nodes = nodesOf(writeChakraBytes(t));
+  const std::vector<pb::Node> nodes = test::framedNodes(writeChakraBytes(t));
   std::map<uint64_t, uint64_t> dur;
   for (const pb::Node& n : nodes) dur[n.id()] = n.duration_micros();
   EXPECT_EQ(dur[2], 100u - 30 - 40 - 12);  // the step's own time
@@ -202,7 +172,7 @@ TEST(ChakraWriterConsumer, GpuKernelsFollowTheirLauncherAndTheirStream) {
   const std::string bytes = writeChakraBytes(t);
   std::map<uint64_t, std::vector<uint64_t>> deps;
   std::map<uint64_t, bool> cpu;
-  for (const pb::Node& n : nodesOf(bytes)) {
+  for (const pb::Node& n : test::framedNodes(bytes)) {
     deps[n.id()].assign(n.data_deps().begin(), n.data_deps().end());
     cpu[n.id()] = attrOf(n, "is_cpu_op")->bool_val();
   }
@@ -237,7 +207,7 @@ TEST(ChakraWriterConsumer, ProfilerKernelsBecomeGpuNodesBehindTheirLaunch) {
   t.finalize();
   ChakraWriteReport report;
   const std::string bytes = writeChakraBytes(t, {}, &report);
-  const std::vector<pb::Node> nodes = nodesOf(bytes);
+  const std::vector<pb::Node> nodes = test::framedNodes(bytes);
   ASSERT_EQ(nodes.size(), 5u);
   EXPECT_EQ(report.gpu_kernels, 2u);
   EXPECT_EQ(nodes[3].name(), "gemm_kernel");

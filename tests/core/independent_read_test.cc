@@ -20,35 +20,12 @@
 #include "core/kineto/kineto_linker.h"
 #include "core/pytorch_et/et_json_reader.h"
 #include "schemas/et_def.pb.h"
+#include "tests/core/chakra_test_util.h"
 #include "tests/test_util.h"
 
 namespace etb::test {
 namespace {
 namespace pb = ChakraProtoMsg;
-
-// The nodes of a Chakra stream (varint32-framed GlobalMetadata, Node...),
-// decoded with protobuf alone.
-std::vector<pb::Node> decodeNodes(const std::string& bytes) {
-  std::vector<pb::Node> nodes;
-  size_t pos = 0;
-  bool first = true;
-  while (pos < bytes.size()) {
-    uint64_t len = 0;
-    for (int shift = 0;; shift += 7) {
-      const uint8_t c = static_cast<uint8_t>(bytes.at(pos++));
-      len |= static_cast<uint64_t>(c & 0x7f) << shift;
-      if ((c & 0x80) == 0) break;
-    }
-    if (!first) {
-      pb::Node n;
-      EXPECT_TRUE(n.ParseFromArray(bytes.data() + pos, static_cast<int>(len)));
-      nodes.push_back(n);
-    }
-    first = false;
-    pos += len;
-  }
-  return nodes;
-}
 
 // An attribute's value as text; integers of any protobuf kind by value
 // (the writer may pick another integer kind, which no reader can tell).
@@ -164,11 +141,11 @@ TEST(IndependentRead, PublicChakraFilesRewriteToTheSameProtobufNodes) {
   size_t comm_sizes = 0;
   for (const std::string& f : files) {
     SCOPED_TRACE(f);
-    const std::vector<pb::Node> want = decodeNodes(readFileMaybeGzip(f));
+    const std::vector<pb::Node> want = framedNodes(readFileMaybeGzip(f));
     const trace::Trace t = trace::readChakra(f);
     std::set<uint64_t> repaired;
     for (const trace::Repair& r : t.repairs) repaired.insert(r.node_id);
-    expectSameNodes(want, decodeNodes(trace::writeChakraBytes(t)), repaired);
+    expectSameNodes(want, framedNodes(trace::writeChakraBytes(t)), repaired);
     for (const pb::Node& n : want) comm_sizes += attrsOf(n).count("comm_size");
   }
   EXPECT_GT(comm_sizes, 0u) << "no comm_size attribute among the files: the check proves little";
@@ -195,7 +172,7 @@ TEST(IndependentRead, EtJsonCommSizesSurviveConversionToChakra) {
   ASSERT_GT(want.size(), 10u);
   size_t payloads = 0;
   for (const auto& [id, bytes] : want) payloads += bytes > 0;
-  const std::vector<pb::Node> nodes = decodeNodes(trace::writeChakraBytes(trace::readEtJson(path)));
+  const std::vector<pb::Node> nodes = framedNodes(trace::writeChakraBytes(trace::readEtJson(path)));
   size_t checked = 0;
   for (const pb::Node& n : nodes) {
     auto it = want.find(n.id());

@@ -73,24 +73,37 @@ std::string diff(const at::Tensor& got, const at::Tensor& want) {
          std::to_string(g[i].item<double>()) + ", want " + std::to_string(w[i].item<double>());
 }
 
+struct Reduction {
+  trace::NodeId id;
+  DType dtype;
+  ReduceOp op;
+};
+
+// One `type` node of kCount elements per dtype and op (rooted at `root`,
+// -1 = none), prepared on `comm`.
+std::vector<Reduction> everyDtypeAndOp(replay::Communicator& comm, CommTraceBuilder& b,
+                                       CommType type, int64_t root = -1) {
+  std::vector<Reduction> out;
+  for (DType d : kDtypes) {
+    for (ReduceOp op : kOps) {
+      trace::CommInfo info = commInfo(type, kCount, kCount, d);
+      info.reduce_op = op;
+      info.root = root;
+      out.push_back({b.add(info), d, op});
+    }
+  }
+  comm.prepare(b.trace());
+  return out;
+}
+
 TEST(ReduceValues, AllReduceEveryOpAndDtype) {
   replay::Communicator& comm = testComm();
   const int n = comm.worldSize(), rank = comm.rank();
   CommTraceBuilder b;
-  std::vector<std::pair<trace::NodeId, std::pair<DType, ReduceOp>>> ids;
-  for (DType d : kDtypes) {
-    for (ReduceOp op : kOps) {
-      trace::CommInfo info = commInfo(CommType::kAllReduce, kCount, kCount, d);
-      info.reduce_op = op;
-      ids.push_back({b.add(info), {d, op}});
-    }
-  }
-  comm.prepare(b.trace());
-  for (const auto& [id, what] : ids) {
-    at::Tensor t = rankInput(rank, what.first);
-    runNode(comm, b.trace(), id, {t}, {t});
-    EXPECT_EQ(diff(t, expected(what.second, n, what.first)), "")
-        << label(what.first, what.second) << " on rank " << rank;
+  for (const Reduction& r : everyDtypeAndOp(comm, b, CommType::kAllReduce)) {
+    at::Tensor t = rankInput(rank, r.dtype);
+    runNode(comm, b.trace(), r.id, {t}, {t});
+    EXPECT_EQ(diff(t, expected(r.op, n, r.dtype)), "") << label(r.dtype, r.op) << " on rank " << rank;
   }
 }
 
@@ -100,26 +113,15 @@ TEST(ReduceValues, ReduceToRootEveryOpAndDtype) {
   replay::Communicator& comm = testComm();
   const int n = comm.worldSize(), rank = comm.rank();
   CommTraceBuilder b;
-  std::vector<std::pair<trace::NodeId, std::pair<DType, ReduceOp>>> ids;
-  for (DType d : kDtypes) {
-    for (ReduceOp op : kOps) {
-      trace::CommInfo info = commInfo(CommType::kReduce, kCount, kCount, d);
-      info.reduce_op = op;
-      info.root = n - 1;
-      ids.push_back({b.add(info), {d, op}});
-    }
-  }
-  comm.prepare(b.trace());
-  for (const auto& [id, what] : ids) {
-    at::Tensor t = rankInput(rank, what.first);
-    runNode(comm, b.trace(), id, {t}, {t});
+  for (const Reduction& r : everyDtypeAndOp(comm, b, CommType::kReduce, n - 1)) {
+    at::Tensor t = rankInput(rank, r.dtype);
+    runNode(comm, b.trace(), r.id, {t}, {t});
     // c10d's gloo reduce (like torch.distributed.reduce) leaves non-root
     // buffers unspecified: it reduces through them. Only MPI promises them.
     if (rank != n - 1 && comm.backendName() == "gloo") continue;
-    const at::Tensor want =
-        rank == n - 1 ? expected(what.second, n, what.first) : rankInput(rank, what.first);
-    EXPECT_EQ(diff(t, want), "") << "reduce " << label(what.first, what.second) << " on rank "
-                                 << rank << (rank == n - 1 ? " (root)" : " (not root)");
+    const at::Tensor want = rank == n - 1 ? expected(r.op, n, r.dtype) : rankInput(rank, r.dtype);
+    EXPECT_EQ(diff(t, want), "") << "reduce " << label(r.dtype, r.op) << " on rank " << rank
+                                 << (rank == n - 1 ? " (root)" : " (not root)");
   }
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "replayer/replayer.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
@@ -40,13 +41,9 @@ trace::Trace trainingStep(bool forward_updates_w = false, bool backward = true) 
 }
 
 ReplayResult replay(const trace::Trace& t, bool record) {
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 1;
-  o.iters = 2;
+  ReplayOptions o = test::replayOptions(1, 2, test::Verify::kNo);
   o.record_autograd = record;
-  auto comm = makeLocalCommunicator();
-  return replayTrace(t, o, *comm);
+  return test::replayLocal(t, o);
 }
 
 TEST(AutogradRecord, ForwardRecordsOverTheParameterTheOptimizerUpdates) {

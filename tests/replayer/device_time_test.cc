@@ -11,6 +11,7 @@
 #include "replayer/report_text.h"
 #include "replayer/replayer.h"
 #include "tests/replayer/report_fixture.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
@@ -49,13 +50,9 @@ trace::Trace linkedTrace() {
 }
 
 ReplayResult replayOnCpu(const trace::Trace& t) {
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 0;
-  o.iters = 1;
+  ReplayOptions o = test::replayOptions(0, 1, test::Verify::kNo);
   o.device_op_iters = 3;  // ignored on CPU
-  auto comm = makeLocalCommunicator();
-  return replayTrace(t, o, *comm);
+  return test::replayLocal(t, o);
 }
 
 TEST(DeviceTime, OriginalCountsEachKernelOnceForItsLinkedTopLevelOp) {

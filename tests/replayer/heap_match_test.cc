@@ -23,6 +23,7 @@
 
 #include "replayer/fork_pages.h"
 #include "replayer/replayer.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
@@ -136,15 +137,11 @@ TEST(HeapMatch, ReplayMatchesTheOriginalsFaultsPerIteration) {
   EXPECT_EXIT(
       {
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
-        ReplayOptions o;
-        o.device = "cpu";
-        o.warmup = 2;
-        o.iters = 4;
+        ReplayOptions o = test::replayOptions(2, 4, test::Verify::kNo);
         o.match_heap = true;
         o.original_system = OriginalSystem{};
         o.original_system->metrics.minor_faults_per_iter = 0;
-        auto comm = makeLocalCommunicator();
-        const ReplayResult r = replayTrace(trace, o, *comm);
+        const ReplayResult r = test::replayLocal(trace, o);
         const double f = r.system.minor_faults_per_iter;
         std::fprintf(stderr, "heap set %d, threshold %zu, start %.0f, faults/iter %.0f (%s)\n",
                      r.heap ? 1 : 0, r.heap ? r.heap->mmap_threshold : 0,
@@ -167,16 +164,11 @@ TEST(StepFaults, AFreshOutputFaultsOncePerPageInItsOwnStep) {
   if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
   constexpr size_t kBig = size_t{40} << 20;
   const trace::Trace trace = test::onesTrace(static_cast<int64_t>(kBig / 4));
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 3;
-  o.iters = 1;
-  auto comm = makeLocalCommunicator();
-  const ReplayResult r = replayTrace(trace, o, *comm);
+  const ReplayResult r = test::replayLocal(trace, test::replayOptions(3, 1, test::Verify::kNo));
   ASSERT_EQ(r.ops.size(), 1u);
   EXPECT_NEAR(r.ops[0].minor_faults, kBig / 4096.0, kBig / 4096.0 * 0.05);
-  o.warmup = 1;
-  EXPECT_LT(replayTrace(trace, o, *comm).ops[0].minor_faults, 0) << "no settled warm-up counted";
+  EXPECT_LT(test::replayLocal(trace, test::replayOptions(1, 1, test::Verify::kNo)).ops[0].minor_faults, 0)
+      << "no settled warm-up counted";
 }
 
 // A child that exits at once still leaves the parent's pages write-protected:

@@ -11,6 +11,7 @@
 #include "replayer/host_time.h"
 #include "replayer/replayer.h"
 #include "replayer/timer.h"
+#include "tests/replayer/replay_helpers.h"
 
 namespace etb::replay {
 namespace {
@@ -155,15 +156,11 @@ TEST(HostTime, FleetLstmReplaysWithHostTime) {
   const std::string dir = std::string(ETB_SOURCE_DIR) + "/fleet_samples/lstm/";
   trace::Trace t = trace::readTrace(dir + "lstm.et.json.gz");
   trace::linkKineto(t, dir + "lstm.kineto.json.gz");
-  ReplayOptions o;
-  o.device = "cpu";
+  ReplayOptions o = test::replayOptions(1, 2, test::Verify::kNo);
   o.threads = 1;
-  o.warmup = 1;
-  o.iters = 2;
   o.emulate_host = true;
   o.original_source = "kineto";
-  auto comm = makeLocalCommunicator();
-  const ReplayResult r = replayTrace(t, o, *comm);
+  const ReplayResult r = test::replayLocal(t, o);
   ASSERT_TRUE(r.host_time.has_value());
   const HostTime& h = *r.host_time;
   EXPECT_GT(h.emulated_ms, 0.0);
@@ -177,12 +174,7 @@ TEST(HostTime, FleetLstmReplaysWithHostTime) {
 TEST(HostTime, OffByDefault) {
   const std::string dir = std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/";
   trace::Trace t = trace::readTrace(dir + "mlp.et.json.gz");
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 0;
-  o.iters = 1;
-  auto comm = makeLocalCommunicator();
-  EXPECT_FALSE(replayTrace(t, o, *comm).host_time.has_value());
+  EXPECT_FALSE(test::replayLocal(t, test::replayOptions(0, 1, test::Verify::kNo)).host_time.has_value());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "replayer/replayer.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
@@ -24,15 +25,8 @@ trace::Value opaque(trace::Trace& t) {
   return v;
 }
 
-ReplayResult replay(const trace::Trace& t, ReplayDiagnostics* diag) {
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 0;
-  o.iters = 1;
-  o.verify_outputs = true;
-  auto comm = makeLocalCommunicator();
-  return replayTrace(t, o, *comm, diag);
-}
+// One verified iteration: what is checked is that the op runs and its shape.
+const ReplayOptions kOnce = test::replayOptions(0, 1, test::Verify::kOutputs);
 
 // Two dynamic int8 Linear layers, 32 -> 48 -> 5: packed weights of the
 // sizes the recorded input and output show; each listed as adapted.
@@ -43,7 +37,7 @@ TEST(PackedParams, DynamicInt8LinearRunsWithPackedStandIns) {
   b.op(kLinearDynamic, {x, opaque(t), trace::makeBool(t, true)}, {h});
   b.op(kLinearDynamic, {h, opaque(t), trace::makeBool(t, true)}, {y});
   ReplayDiagnostics diag;
-  const ReplayResult r = replay(b.finish(), &diag);
+  const ReplayResult r = test::replayLocal(b.finish(), kOnce, &diag);
   const Coverage& c = r.coverage;
   EXPECT_EQ(c.replayed, 2u) << (c.skipped_ops.empty() ? "" : c.skipped_ops[0].reason);
   EXPECT_EQ(diag.outputs_checked, 2u);
@@ -59,7 +53,7 @@ TEST(PackedParams, UnknownSizeIsSkippedWithTheReason) {
   trace::Trace& t = b.trace();
   b.op(kLinearDynamic, {b.tensor({8, 32}), opaque(t), trace::makeBool(t, false)}, {});
   ReplayDiagnostics diag;
-  const ReplayResult r = replay(b.finish(), &diag);
+  const ReplayResult r = test::replayLocal(b.finish(), kOnce, &diag);
   ASSERT_EQ(r.coverage.skipped, 1u);
   EXPECT_NE(r.coverage.skipped_ops[0].reason.find("packed weights"), std::string::npos)
       << r.coverage.skipped_ops[0].reason;

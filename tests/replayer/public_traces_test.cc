@@ -10,6 +10,7 @@
 
 #include "core/trace_io.h"
 #include "replayer/replayer.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/test_util.h"
 
 namespace etb::replay {
@@ -43,14 +44,8 @@ double floorFor(const std::string& path) {
 // Replays one trace; returns the coverage ratio and checks honest semantics.
 double replayAndCheck(const std::string& path) {
   trace::Trace t = trace::readTrace(path);
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 0;
-  o.iters = 1;
-  o.verify_outputs = true;
   ReplayDiagnostics diag;
-  auto comm = makeLocalCommunicator();
-  const ReplayResult r = replayTrace(t, o, *comm, &diag);
+  const ReplayResult r = test::replayLocal(t, test::replayOptions(0, 1, test::Verify::kOutputs), &diag);
   EXPECT_GT(diag.outputs_checked, 0u) << path;
   EXPECT_TRUE(diag.output_mismatches.empty())
       << path << ": " << diag.output_mismatches.size() << " mismatches, first: "

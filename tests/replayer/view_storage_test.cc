@@ -11,6 +11,7 @@
 
 #include "replayer/op_plan.h"
 #include "replayer/replayer.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
@@ -62,14 +63,9 @@ TEST(Replayer, ViewsShareTheirRecordedStorage) {
   b.op("aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
        {row, trace::makeInt(t, 5), trace::makeInt(t, 1)}, {row});
   addComm(b, {base, row});
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 1;
-  o.iters = 2;
-  o.verify_outputs = true;
   ProbeCommunicator probe;
   ReplayDiagnostics diag;
-  const ReplayResult r = replayTrace(b.finish(), o, probe, &diag);
+  const ReplayResult r = replayTrace(b.finish(), test::quickOptions(), probe, &diag);
   EXPECT_EQ(r.coverage.replayed, 2u);
   EXPECT_TRUE(diag.output_mismatches.empty());
   ASSERT_EQ(probe.seen.size(), 2u);
@@ -106,11 +102,7 @@ void childOf(test::TraceBuilder& b, trace::NodeId parent) { b.trace().nodes.back
 
 ReplayResult replayProbed(UnstridedViews& u, ProbeCommunicator& probe) {
   for (trace::TensorRef& r : u.trace.tensors) r.has_strides = false;
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 0;
-  o.iters = 1;
-  return replayTrace(std::move(u.trace), o, probe);
+  return replayTrace(std::move(u.trace), test::replayOptions(0, 1, test::Verify::kNo), probe);
 }
 
 TEST(Replayer, UnstridedLeafViewsTakeTheLayoutOfTheirRecordedViewOp) {

@@ -13,6 +13,7 @@
 
 #include "replayer/replayer.h"
 #include "replayer/timer.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
@@ -129,13 +130,9 @@ trace::Trace mmTrace(const std::vector<int64_t>& sizes) {
 }
 
 ReplayResult replayOnCuda(const trace::Trace& t, int device_op_iters) {
-  ReplayOptions o;
-  o.device = "cuda";
-  o.warmup = 2;
-  o.iters = 5;
+  ReplayOptions o = test::replayOptions(2, 5, test::Verify::kNo, "cuda");
   o.device_op_iters = device_op_iters;
-  auto comm = makeLocalCommunicator();
-  return replayTrace(t, o, *comm);
+  return test::replayLocal(t, o);
 }
 
 // Per op, the device time of the replayed kernels, from iterations after
