@@ -66,12 +66,17 @@ bool isUnsupportedDtype(const std::string& what) {
          what.find("not implemented for 'Half'") != std::string::npos;
 }
 
-// Ops whose output shapes depend on the data: only the call is checked.
+// Ops whose output shapes depend on the data: only the call is checked. The
+// replayer's list (one list, so the two cannot drift apart: this one lacked
+// repeat_interleave, and every trace with a tensor of repeats was refused),
+// less _pack_padded_sequence, whose lengths the check derives from the
+// recording (checked exactly), plus the embedding bags, whose offsets a
+// meta tensor cannot hold.
 bool dataDependent(std::string_view name) {
-  for (std::string_view op : {"aten::nonzero", "aten::unique", "aten::_unique", "aten::_unique2",
-                              "aten::unique_consecutive", "aten::unique_dim", "aten::masked_select",
-                              "aten::index", "aten::_embedding_bag", "aten::embedding_bag",
-                              "aten::_embedding_bag_forward_only", "aten::bincount"}) {
+  if (name == "aten::_pack_padded_sequence") return false;
+  if (replay::detail::hasDataDependentShape(name)) return true;
+  for (std::string_view op : {"aten::_embedding_bag", "aten::embedding_bag",
+                              "aten::_embedding_bag_forward_only"}) {
     if (name == op) return true;
   }
   return false;

@@ -323,3 +323,9 @@ SIZED.update(wild_models.BUILDERS)
 import wild2_models  # noqa: E402
 BUILDERS.update(wild2_models.BUILDERS)
 SIZED.update(wild2_models.BUILDERS)
+
+# A third sweep's (fleet_samples/wild3_models.py): optimizers with foreach + LBFGS + EMA,
+# data-dependent shapes, torch.distributions, sampling grids and dilated convolutions.
+import wild3_models  # noqa: E402
+BUILDERS.update(wild3_models.BUILDERS)
+SIZED.update(wild3_models.BUILDERS)

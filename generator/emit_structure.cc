@@ -128,6 +128,11 @@ TraceStructure traceStructure(const trace::Trace& t, const trace::Iteration& it,
   if (size_t m = t.indexOf(it.marker); it.marker != 0 && m < t.nodes.size()) keep.insert(static_cast<uint32_t>(m));
   for (const replay::SelectedNode& s : selected) addAncestors(t, s.index, keep);
   for (uint32_t h : host) addAncestors(t, h, keep);
+  // A replayed op is emitted as an op, never again as structure: a label
+  // below it that outlasts it (gloo:send after c10d::send returned, on a
+  // pipeline's stage) made it an ancestor of a host event, and the program
+  // stopped at start-up with "node 113 added twice".
+  for (auto k = keep.begin(); k != keep.end();) k = is_selected[*k] ? keep.erase(k) : std::next(k);
   TraceStructure out;
   // Kept operators the smaller trace would replay (their replayed parent was
   // not kept) are left out, and the check repeated; counted, not hidden.

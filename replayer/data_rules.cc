@@ -119,6 +119,21 @@ int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
     if (d != DType::kBool && d != DType::kUInt8) return -1;
     return static_cast<int64_t>(trace.tensors[node.inputs[2].tensor].numel);
   }
+  if (name == "aten::masked_select_backward") {
+    // (grad, input, mask): the gradient has one element per selected one; a
+    // mask broadcast against the input is left alone (its count is not k).
+    if (node.inputs.size() < 3 || node.inputs[0].kind != trace::ValueKind::kTensor ||
+        node.inputs[1].kind != trace::ValueKind::kTensor ||
+        node.inputs[2].kind != trace::ValueKind::kTensor) {
+      return -1;
+    }
+    const trace::TensorRef& mask = trace.tensors[node.inputs[2].tensor];
+    if ((mask.dtype != DType::kBool && mask.dtype != DType::kUInt8) ||
+        trace.list(mask.shape) != trace.list(trace.tensors[node.inputs[1].tensor].shape)) {
+      return -1;
+    }
+    return static_cast<int64_t>(trace.tensors[node.inputs[0].tensor].numel);
+  }
   if (name != "aten::index_put_" && name != "aten::_index_put_impl_" &&
       name != "aten::index_put") {
     return -1;
@@ -138,6 +153,10 @@ int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
   const std::vector<int64_t>& v = trace.list(trace.tensors[values.tensor].shape);
   if (mask_dims == 0 || self_dims < mask_dims || v.size() != self_dims - mask_dims + 1) return -1;
   return v[0];
+}
+
+uint32_t maskArgument(std::string_view name) {
+  return name == "aten::masked_select_backward" ? 2 : 1;
 }
 
 at::Tensor maskWithCount(const at::Tensor& mask, int64_t k) {

@@ -50,10 +50,15 @@ at::Tensor pinToShape(const at::Tensor& t, const std::vector<int64_t>& shape,
 // For index_put_ (and _index_put_impl_, index_put) with one boolean mask
 // as its only index: how many elements the mask selected in the original,
 // read off the recorded values' shape; for masked_scatter, the source's
-// element count; -1 when the recording cannot say (values broadcast,
-// several indices). The mask is argument 1 in both.
+// element count; for masked_select_backward(grad, input, mask), the
+// gradient's; -1 when the recording cannot say (values broadcast, several
+// indices). The mask is the argument maskArgument() names.
 int64_t recordedMaskCount(const trace::Trace& trace, const trace::Node& node,
                           std::string_view name);
+
+// The argument that holds the mask of an op recordedMaskCount() knows: 2 for
+// masked_select_backward, 1 for the others.
+uint32_t maskArgument(std::string_view name);
 
 // `mask` (bool or uint8) with exactly k elements set: its own first ones
 // kept, the rest cleared, or its first clear elements set. Undefined when

@@ -33,6 +33,16 @@ at::Tensor recordedDtype(const at::Tensor& t, const trace::TensorRef& r) {
   const at::ScalarType want = toScalarType(r.dtype);
   return t.scalar_type() == want ? t : t.to(want);
 }
+
+// The storage a set_(self, <Storage>) views: the recorded output's own
+// extent. Its leaf may share a storage laid out larger for another tensor
+// that had the same storage id earlier (the recorder's ids are addresses,
+// reused once freed), and set_ takes the whole storage.
+c10::Storage storageOf(const at::Tensor& out) {
+  const size_t bytes = static_cast<size_t>(out.storage_offset() + out.numel()) * out.element_size();
+  if (out.storage().nbytes() == bytes) return out.storage();
+  return at::empty({static_cast<int64_t>(bytes)}, out.options().dtype(at::kByte)).storage();
+}
 }  // namespace
 
 Executor::Executor(const trace::Trace& trace, Plan& plan, Communicator& comm,
@@ -153,14 +163,15 @@ void Executor::pushArgs(const PlanStep& step) {
         break;
       }
       case ArgKind::kStorage:
-        stack_.emplace_back(slot(a.slots[0]).storage());
+        stack_.emplace_back(storageOf(slot(a.slots[0])));
         break;
     }
   }
-  if (step.fixed_mask.defined() && stack_.size() > 1) {  // index_put_'s list or a mask
+  const uint32_t m = maskArgument(step.name);
+  if (step.fixed_mask.defined() && stack_.size() > m) {  // index_put_'s list or a mask
     c10::List<c10::optional<at::Tensor>> list;
     list.push_back(step.fixed_mask);
-    stack_[1] = stack_[1].isList() ? c10::IValue(std::move(list)) : c10::IValue(step.fixed_mask);
+    stack_[m] = stack_[m].isList() ? c10::IValue(std::move(list)) : c10::IValue(step.fixed_mask);
   }
   if (!step.clamp_index) return;
   for (const auto& [arg, size] : step.index_bounds) {

@@ -24,14 +24,15 @@ bool Executor::tryClampIndices(PlanStep& step, const std::string& error) {
 
 // A boolean mask computed from data the replay does not have selects a
 // different number of elements than the original's, and index_put_ with
-// the recorded values (a gradient) faults, or masked_scatter finds too few
-// source elements: the mask is given the recorded
+// the recorded values (a gradient) faults, or masked_scatter (and
+// masked_select's backward) finds too few source elements: the mask is given the recorded
 // count, once, and that mask is used from then on.
 bool Executor::tryFixMask(PlanStep& step, const std::string& error) {
   if (step.mask_count < 0 || step.fixed_mask.defined()) return false;
   pushArgs(step);
-  if (stack_.size() < 2) return false;
-  const c10::IValue item = stack_[1].isList() ? stack_[1].toListRef()[0] : stack_[1];
+  const uint32_t m = maskArgument(step.name);
+  if (stack_.size() <= m) return false;
+  const c10::IValue item = stack_[m].isList() ? stack_[m].toListRef()[0] : stack_[m];
   if (!item.isTensor()) return false;
   const at::Tensor mask = item.toTensor();
   step.fixed_mask = maskWithCount(mask, step.mask_count);

@@ -68,10 +68,10 @@ struct PlanStep {
   // clamp_index clamps them into [0, size) before every call.
   std::vector<std::pair<uint32_t, int64_t>> index_bounds;
   bool clamp_index = false;
-  // index_put_ / masked_scatter with a boolean mask (argument 1): how many
-  // elements the original's mask selected (-1 unknown); once the replay's
-  // mask fails on that count, fixed_mask (the same mask with that count)
-  // replaces it in every call.
+  // index_put_ / masked_scatter / masked_select_backward with a boolean
+  // mask (maskArgument()): how many elements the original's mask selected
+  // (-1 unknown); once the replay's mask fails on that count, fixed_mask
+  // (the same mask with that count) replaces it in every call.
   int64_t mask_count = -1;
   at::Tensor fixed_mask;
   // Recorded under autocast at this dtype (BFloat16/Half); Undefined: not.

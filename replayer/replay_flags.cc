@@ -215,7 +215,7 @@ void addOutputFlags(std::vector<FlagSpec>& t) {
       "operator library to load first, as torch.ops.load_library (torchvision's _C.so "
       "for torchvision:: ops); repeatable",
       [](RunFlags& f, const std::string& v) { f.libraries.push_back(v); })));
-  t.push_back(flag("--verify", "", "check replayed outputs' shapes/dtypes/strides against the trace",
+  t.push_back(flag("--verify", "", "exit 1 when a replayed output's shape, dtype or strides differ from the trace's (they are checked in the first iteration and logged either way)",
                    [](RunFlags& f, const std::string&) { f.options.verify_outputs = true; }));
   t.push_back(flag("--report-json", "TEXT", "write the report as JSON", text(&RunFlags::report_json)));
   t.push_back(flag("--report-html", "TEXT", "write a self-contained HTML report",

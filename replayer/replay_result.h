@@ -185,6 +185,9 @@ struct RankResult {
   // This rank's original (its own metrics sidecar); cpu -1 / rss 0: none.
   double original_cpu_util_pct = -1;
   uint64_t original_peak_rss_bytes = 0;
+  // This rank's coverage (each rank replays its own trace): rank 0's report
+  // is the only one written, so another rank's skips show only here.
+  uint64_t operators = 0, replayed = 0, comms = 0, comms_replayed = 0;
 };
 
 // An event of the replay timeline (last measured iteration), for the Chrome

@@ -98,6 +98,10 @@ RankResult rankResult(const ReplayResult& r, const std::vector<detail::Iteration
     rr.original_peak_rss_bytes = r.original_system->metrics.peak_rss_bytes;
   }
   rr.system = r.system;
+  rr.operators = r.coverage.operators;
+  rr.replayed = r.coverage.replayed;
+  rr.comms = r.coverage.comms;
+  rr.comms_replayed = r.coverage.comms_replayed;
   return rr;
 }
 
@@ -278,6 +282,11 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.comm_backend = comm.backendName();
   r.original_source = options.original_source;
   detail::fillResult(trace, it, plan, records, comm.worldSize(), r);
+  if (comm.rank() != 0) {  // rank 0's report counts this rank's skips; they are named here
+    for (const auto& [reason, n] : r.coverage.skipped_by_reason) {
+      ETB_LOG(kWarn) << trace.path << ": " << n << " op(s) skipped: " << reason;
+    }
+  }
   detail::fillStepFaults(fault_counted, r);
   detail::fillDeviceTimes(trace, it, plan, device_timed, r);
   if (!options.original_ms.empty()) {

@@ -60,6 +60,8 @@ json rankJson(const RankResult& r) {
             {"comm_ms", r.comm_ms},
             {"exposed_comm_ms", r.exposed_comm_ms},
             {"comm_bytes", r.comm_bytes},
+            {"coverage", {{"operators", r.operators}, {"replayed", r.replayed},
+                          {"comms", r.comms}, {"comms_replayed", r.comms_replayed}}},
             {"system", systemJson(r.system)}};
   if (r.original_ms >= 0) j["original_ms"] = r.original_ms;
   if (r.with_host_ms >= 0) j["with_host_ms"] = r.with_host_ms;
@@ -278,6 +280,13 @@ RankResult rankResultFromJson(const std::string& text) {
       r.original_peak_rss_bytes = j["original_system"].at("peak_rss_bytes").get<uint64_t>();
     }
     r.system = systemFrom(j.at("system"));
+    if (j.contains("coverage")) {
+      const json& c = j["coverage"];
+      r.operators = c.at("operators").get<uint64_t>();
+      r.replayed = c.at("replayed").get<uint64_t>();
+      r.comms = c.at("comms").get<uint64_t>();
+      r.comms_replayed = c.at("comms_replayed").get<uint64_t>();
+    }
     return r;
   } catch (const nlohmann::json::exception& e) {
     ETB_RUNTIME_ERROR("malformed per-rank result (", e.what(), ")");

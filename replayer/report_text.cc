@@ -32,6 +32,14 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
      << " operators replayed (" << formatFixed(detail::coveragePct(c), 1)
      << "%), " << c.skipped << " skipped; collectives " << c.comms_replayed
      << "/" << c.comms << "\n";
+  for (const RankResult& rank : r.ranks) {  // the other ranks' own traces: their skips too
+    if (rank.rank == 0 || (rank.replayed == rank.operators && rank.comms_replayed == rank.comms)) {
+      continue;
+    }
+    os << "#   rank " << rank.rank << ": " << rank.replayed << "/" << rank.operators
+       << " operators replayed, " << (rank.operators - rank.replayed) << " skipped; collectives "
+       << rank.comms_replayed << "/" << rank.comms << " (reasons in its log)\n";
+  }
   if (c.autograd_forward_ops >= 0) {
     if (c.autograd_none.empty()) {
       os << "# autograd: the forward's " << c.autograd_forward_ops << " ops recorded over "

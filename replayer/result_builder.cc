@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace etb::replay::detail {
@@ -77,12 +78,40 @@ void fillCollectives(const trace::Trace& t, const Plan& plan, int world, ReplayR
   }
 }
 
-void fillOriginal(const trace::Trace& t, const trace::Iteration& it, ReplayResult& r) {
+// A trace without ProfilerStep markers (an observer started and stopped
+// inside a step, as in Chakra's own collection guide) whose ops the
+// profiler file timed: the original is the span from the first op's start to
+// the last one's end, when at least 90% of the ops linked. It leaves out the
+// host time before the first op and after the last, and the source says so.
+double linkedSpanMs(const trace::Trace& t, const Plan& plan) {
+  double lo = std::numeric_limits<double>::max(), hi = std::numeric_limits<double>::lowest();
+  size_t linked = 0;
+  for (const PlanStep& s : plan.steps) {
+    const trace::Node& n = t.nodes[s.node];
+    if (n.dur_us < 0 || n.start_us < 0) continue;
+    ++linked;
+    lo = std::min(lo, n.start_us);
+    hi = std::max(hi, n.start_us + n.dur_us);
+  }
+  if (linked == 0 || linked * 10 < plan.steps.size() * 9 || hi <= lo) return -1;
+  return (hi - lo) / 1e3;
+}
+
+void fillOriginal(const trace::Trace& t, const trace::Iteration& it, const Plan& plan,
+                  ReplayResult& r) {
   std::vector<double> orig;
   for (const trace::Iteration& i : t.iterations) {
     if (i.dur_us > 0) orig.push_back(i.dur_us / 1e3);
   }
   if (orig.empty() && it.dur_us > 0) orig.push_back(it.dur_us / 1e3);
+  if (orig.empty() && t.iterations.empty() && !r.original_iter_ms) {
+    const double span = linkedSpanMs(t, plan);
+    if (span > 0) {
+      orig.push_back(span);
+      r.original_source = (r.original_source.empty() ? std::string("trace") : r.original_source) +
+                          ": span of the linked ops, no ProfilerStep marker";
+    }
+  }
   if (!orig.empty()) {
     r.original_iter_ms = summarize(orig);
     if (r.original_source.empty()) r.original_source = "trace";
@@ -132,7 +161,7 @@ void fillResult(const trace::Trace& trace, const trace::Iteration& it, const Pla
   }
   fillKinds(r);
   fillCollectives(trace, plan, world_size, r);
-  fillOriginal(trace, it, r);
+  fillOriginal(trace, it, plan, r);
 }
 
 void fillStepFaults(const std::vector<IterationRecord>& counted, ReplayResult& r) {

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "composer/shape_check.h"
+#include "core/base/error.h"
 #include "core/trace_io.h"
+#include "tests/replayer/trace_builder.h"
 
 namespace etb::compose {
 namespace {
@@ -55,6 +57,25 @@ TEST(ShapeCheck, MissingMetaKernelInTheWordsOfBothLibtorchs) {
       "or Meta kernel registered. You may have run into this message while using an operator "
       "with PT2 compilation APIs (torch.compile/torch.export)"));
   EXPECT_FALSE(isMissingKernel("mat1 and mat2 shapes cannot be multiplied (4x5 and 6x7)"));
+}
+
+// repeat_interleave with a tensor of repeats (wild3_dyn: embedding rows
+// repeated by their counts) has an output length that is the sum of the
+// repeats' values, which a meta tensor does not hold: the meta kernel says
+// [0, 16] and the check refused the trace, so et_compose --repeat / --dtype
+// failed on it. Only the call is checked, as for nonzero.
+TEST(ShapeCheck, RepeatInterleaveByATensorIsDataDependent) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const trace::Value repeats = b.tensor({17}, trace::DType::kInt64);
+  b.op("aten::repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, "
+       "int? output_size=None) -> Tensor",
+       {b.tensor({17, 16}), repeats, trace::makeInt(t, 0), trace::makeNone(t)},
+       {b.tensor({48, 16})});
+  const trace::Trace trace = b.finish();
+  CheckReport r;
+  ASSERT_NO_THROW(r = checkShapes(trace));
+  EXPECT_EQ(r.ops, 1u);
 }
 
 }  // namespace

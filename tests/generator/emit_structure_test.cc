@@ -17,6 +17,7 @@
 #include "generator/emit_structure.h"
 #include "replayer/host_time.h"
 #include "replayer/op_selection.h"
+#include "tests/replayer/trace_builder.h"
 
 namespace etb::gen {
 namespace {
@@ -119,6 +120,41 @@ INSTANTIATE_TEST_SUITE_P(
       std::replace(name.begin(), name.end(), '/', '_');
       return name;
     });
+
+// torch 1.13 records gloo:send below c10d::send, and the label outlasts the
+// op (the send completes after the call returns): the label is a host event
+// outside every replayed span, and its ancestor, the replayed op, was kept
+// as structure too; the generated program of a pipeline (wild3_pipe2) then
+// failed at start-up: "node 113 added twice". Kept and replayed are disjoint.
+TEST(Structure, AReplayedOpUnderAnOutlastingLabelIsNotKeptAgain) {
+  test::TraceBuilder b;
+  const trace::NodeId marker = b.label("ProfilerStep#1");
+  b.under(marker);
+  const auto x = b.tensor({4}), y = b.tensor({4}), z = b.tensor({4});
+  const trace::NodeId send = b.op("aten::neg(Tensor self) -> Tensor", {x}, {y});
+  const trace::NodeId late = b.label("gloo:send");
+  const trace::NodeId after = b.op("aten::neg(Tensor self) -> Tensor", {y}, {z});
+  for (trace::Node& n : b.trace().nodes) {
+    if (n.id == late) n.parent = send;
+  }
+  trace::Trace t = b.finish();
+  auto time = [&](trace::NodeId id, double start, double dur) {
+    trace::Node& n = t.nodes[t.indexOf(id)];
+    n.start_us = start, n.dur_us = dur;
+  };
+  time(marker, 0, 100), time(send, 10, 5), time(late, 12, 40), time(after, 60, 5);
+  ASSERT_EQ(t.iterations.size(), 1u);
+  t.iterations[0].start_us = 0, t.iterations[0].dur_us = 100;
+  const trace::Iteration it = replay::chooseIteration(t, 0);
+  const std::vector<replay::SelectedNode> selected = replay::selectNodes(t, it);
+  ASSERT_EQ(selected.size(), 2u);
+  const TraceStructure s = traceStructure(t, it, selected);
+  EXPECT_NE(std::find(s.kept.begin(), s.kept.end(), t.indexOf(late)), s.kept.end());
+  for (const replay::SelectedNode& n : selected) {
+    EXPECT_EQ(std::find(s.kept.begin(), s.kept.end(), n.index), s.kept.end())
+        << "replayed node " << t.nodes[n.index].id << " kept as structure too";
+  }
+}
 
 // Without profiler times nothing is kept for host time, but the labels
 // autograd recording reads still are.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "replayer/replayer.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
@@ -23,15 +24,9 @@ struct Replayed {
   ReplayDiagnostics diag;
 };
 
-Replayed replay(const trace::Trace& t, int iters = 2) {
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 1;
-  o.iters = iters;
-  o.verify_outputs = true;
-  auto comm = makeLocalCommunicator();
+Replayed replay(const trace::Trace& t, const ReplayOptions& o = test::quickOptions()) {
   Replayed run;
-  run.result = replayTrace(t, o, *comm, &run.diag);
+  run.result = test::replayLocal(t, o, &run.diag);
   return run;
 }
 
@@ -194,7 +189,7 @@ TEST(DataRules, IndexFromAnUnrecordedScalarIsClampedAfterItFaults) {
   b.op("aten::index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
        {b.tensor({8, 2}), trace::makeInt(t, 0), far, b.tensor({32, 2}), trace::makeInt(t, 1)},
        {b.tensor({8, 2})});
-  const Replayed r = replay(b.finish(), 3);
+  const Replayed r = replay(b.finish(), test::replayOptions(1, 3, test::Verify::kOutputs));
   EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
   ASSERT_EQ(r.result.coverage.adapted, 1u);  // listed once over 4 iterations
   EXPECT_EQ(r.result.coverage.adapted_ops[0].name, "aten::index_add");
@@ -295,6 +290,26 @@ TEST(DataRules, MaskedScatterMaskTakesTheSourcesCount) {
        {b.tensor({6}), mask, b.tensor({2})}, {b.tensor({6})});
   const Replayed r = replay(b.finish());
   EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
+  ASSERT_EQ(r.result.coverage.adapted, 1u);
+  EXPECT_NE(r.result.coverage.adapted_ops[0].reason.find("recorded 2 elements"), std::string::npos)
+      << r.result.coverage.adapted_ops[0].reason;
+}
+
+// masked_select's backward (grad, input, mask) scatters the gradient into
+// the mask's set elements: a replayed mask (x >= 0: 6 of 6) with more of
+// them than the recorded gradient has (2) faulted ("Number of elements of
+// source < number of ones in mask") and the op was skipped (wild3_dyn).
+// The mask is its third argument, not the second.
+TEST(DataRules, MaskedSelectBackwardMaskTakesTheGradientsCount) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({6}), mask = b.tensor({6}, DType::kBool);
+  b.op("aten::ge.Scalar(Tensor self, Scalar other) -> Tensor", {x, trace::makeDouble(t, 0.0)}, {mask});
+  b.op("aten::masked_select_backward(Tensor grad, Tensor input, Tensor mask) -> Tensor",
+       {b.tensor({2}), b.tensor({6}), mask}, {b.tensor({6})});
+  const Replayed r = replay(b.finish());
+  EXPECT_EQ(r.result.coverage.replayed, 2u) << why(r);
+  EXPECT_TRUE(r.diag.output_mismatches.empty()) << why(r);
   ASSERT_EQ(r.result.coverage.adapted, 1u);
   EXPECT_NE(r.result.coverage.adapted_ops[0].reason.find("recorded 2 elements"), std::string::npos)
       << r.result.coverage.adapted_ops[0].reason;

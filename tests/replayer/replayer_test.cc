@@ -10,25 +10,14 @@
 #include <string>
 
 #include "core/base/error.h"
+#include "core/trace_io.h"
+#include "tests/test_util.h"
+#include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::replay {
 namespace {
 using trace::DType;
-
-ReplayOptions quickOptions() {
-  ReplayOptions o;
-  o.device = "cpu";
-  o.warmup = 1;
-  o.iters = 2;
-  o.verify_outputs = true;
-  return o;
-}
-
-ReplayResult replay(const trace::Trace& t, ReplayDiagnostics* diag, ReplayOptions o = quickOptions()) {
-  auto comm = makeLocalCommunicator();
-  return replayTrace(t, o, *comm, diag);
-}
 
 // 64 MiB is above glibc's largest dynamic mmap threshold (32 MiB), so each
 // iteration maps fresh pages for the output of ones() and touches each once:
@@ -48,11 +37,8 @@ TEST(Replayer, MinorFaultsPerIterationCountFreshPages) {
     GTEST_SKIP() << "this process's heap already holds " << (mallinfo2().fordblks >> 20)
                  << " MiB free: the output need not be mapped fresh (run it alone)";
   }
-  ReplayOptions o = quickOptions();
-  o.verify_outputs = false;
-  o.warmup = 2;
-  o.iters = 3;
-  const ReplayResult r = replay(test::onesTrace(kFloats), nullptr, o);
+  const ReplayResult r =
+      test::replayLocal(test::onesTrace(kFloats), test::replayOptions(2, 3, test::Verify::kNo));
   const double pages = kFloats * 4 / 4096.0;
   EXPECT_GE(r.system.minor_faults_per_iter, 0.95 * pages);
   EXPECT_LE(r.system.minor_faults_per_iter, 1.25 * pages);
@@ -68,7 +54,7 @@ TEST(Replayer, RunsResolvedOpsAndMatchesRecordedOutputs) {
        {y, y, trace::makeInt(t, 1)}, {z});
   b.op("aten::relu_(Tensor(a!) self) -> Tensor(a!)", {z}, {z});
   ReplayDiagnostics diag;
-  const ReplayResult r = replay(b.finish(), &diag);
+  const ReplayResult r = test::replayLocal(b.finish(), test::quickOptions(), &diag);
   EXPECT_EQ(r.coverage.operators, 3u);
   EXPECT_EQ(r.coverage.replayed, 3u);
   EXPECT_TRUE(diag.output_mismatches.empty()) << diag.output_mismatches[0];
@@ -84,9 +70,27 @@ TEST(Replayer, ReportsWrongRecordedShapeAsMismatch) {
   const auto x = b.tensor({4, 8}), w = b.tensor({8, 3}), y = b.tensor({4, 5});
   b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {x, w}, {y});
   ReplayDiagnostics diag;
-  replay(b.finish(), &diag);
+  test::replayLocal(b.finish(), test::quickOptions(), &diag);
   ASSERT_EQ(diag.output_mismatches.size(), 1u);
   EXPECT_NE(diag.output_mismatches[0].find("shape"), std::string::npos);
+}
+
+// The same trace through the et_replay binary: the mismatch is logged
+// either way, and only --verify makes it the exit status (1). Catches
+// --verify ignored (exit 1 without it: the flag did nothing until now) or
+// a verifying run that exits 0.
+TEST(Replayer, VerifyMakesAnOutputMismatchTheExitStatus) {
+  test::TraceBuilder b;
+  const auto x = b.tensor({4, 8}), w = b.tensor({8, 3}), y = b.tensor({4, 5});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {x, w}, {y});
+  const std::string path = test::makeTempDir("verify") + "/wrong_shape.et.json";
+  trace::writeTrace(b.finish(), path);
+  const std::string cmd = ETB_BINARY_DIR "/replayer/et_replay " + path + " --threads 1 --iters 1 --quiet";
+  std::string out;
+  EXPECT_EQ(test::runCommand(cmd, &out), 0) << out;
+  EXPECT_NE(out.find("shape"), std::string::npos) << "mismatch not logged without --verify:\n" << out;
+  EXPECT_EQ(test::runCommand(cmd + " --verify", &out), 1) << out;
+  EXPECT_NE(out.find("shape"), std::string::npos) << out;
 }
 
 TEST(Replayer, SkipsUnknownOpAndSynthesisesItsOutput) {
@@ -97,7 +101,7 @@ TEST(Replayer, SkipsUnknownOpAndSynthesisesItsOutput) {
   b.op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", {y, y}, {z});
   b.op("aten::mul.Scalar(Tensor self, Scalar other) -> Tensor", {z, makeString(t, "x")}, {z});
   ReplayDiagnostics diag;
-  const ReplayResult r = replay(b.finish(), &diag);
+  const ReplayResult r = test::replayLocal(b.finish(), test::quickOptions(), &diag);
   EXPECT_EQ(r.coverage.operators, 3u);
   EXPECT_EQ(r.coverage.replayed, 1u);
   ASSERT_EQ(r.coverage.skipped_ops.size(), 2u);
@@ -124,10 +128,10 @@ TEST(Replayer, EmbeddingIndicesStayInsideTheTable) {
          {w2, idx2, off, makeBool(t, false), makeInt(t, 0), makeBool(t, false), makeNone(t),
           makeBool(t, false), makeNone(t)},
          {out2});
-    ReplayOptions o = quickOptions();
+    ReplayOptions o = test::quickOptions();
     o.index_dist = dist;
     ReplayDiagnostics diag;
-    const ReplayResult r = replay(b.finish(), &diag, o);
+    const ReplayResult r = test::replayLocal(b.finish(), o, &diag);
     EXPECT_EQ(r.coverage.replayed, 2u) << dist << ": "
         << (r.coverage.skipped_ops.empty() ? "" : r.coverage.skipped_ops[0].reason);
   }

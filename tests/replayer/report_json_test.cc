@@ -225,7 +225,12 @@ TEST(ReportJson, JsonschemaAcceptsReport) {
 TEST(RankResultJson, RoundTrips) {
   RankResult in = testing::sampleResult().ranks[1];
   in.system.gpu_power_w = 300.5;
+  in.operators = 7, in.replayed = 5, in.comms = 3, in.comms_replayed = 2;
   const RankResult out = rankResultFromJson(rankResultToJson(in));
+  EXPECT_EQ(out.operators, 7u);
+  EXPECT_EQ(out.replayed, 5u);
+  EXPECT_EQ(out.comms, 3u);
+  EXPECT_EQ(out.comms_replayed, 2u);
   EXPECT_EQ(out.rank, 1);
   EXPECT_EQ(out.host, "node1");
   EXPECT_EQ(out.iter_ms.samples, in.iter_ms.samples);

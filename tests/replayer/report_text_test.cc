@@ -36,6 +36,21 @@ TEST(ReportText, KindsBiggestDifferenceFirstAndRestSummed) {
   EXPECT_NE(out.find("+500.0"), std::string::npos) << out;
 }
 
+// A multi-rank report is rank 0's: another rank's skips (its own trace) were
+// nowhere in it (a pipeline's stages replay different ops). A rank whose
+// coverage falls short is named with its counts; complete ranks are not.
+TEST(ReportText, AnotherRanksShortCoverageIsNamed) {
+  ReplayResult r = testing::sampleResult();
+  r.ranks[1].operators = 7, r.ranks[1].replayed = 5, r.ranks[1].comms = 2;
+  r.ranks[1].comms_replayed = 2;
+  std::string out = render(r);
+  EXPECT_NE(out.find("rank 1: 5/7 operators replayed, 2 skipped; collectives 2/2"),
+            std::string::npos) << out;
+  r.ranks[1].replayed = 7;
+  out = render(r);
+  EXPECT_EQ(out.find("rank 1: 7/7"), std::string::npos) << out;
+}
+
 TEST(ReportText, SkippedCollectivesRanksAndSystem) {
   const std::string out = render(testing::sampleResult());
   EXPECT_NE(out.find("no kernel for CPU"), std::string::npos);
