@@ -182,6 +182,16 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
 }
 }  // namespace
 
+double otherLoad(const HwIdentity& id) {
+  if (id.load_avg < 0) return 0;
+  return std::max(0.0, id.load_avg - std::min(id.threads, std::max(id.cores, 1)));
+}
+
+bool measuredBesideOtherWork(const HwIdentity& id) {
+  const int free_cores = std::max(id.cores - id.threads, 1);
+  return otherLoad(id) > 0.5 * free_cores;
+}
+
 std::string profileToJson(const HwProfile& hw) {
   json j;
   j["schema_version"] = kSchemaVersion;

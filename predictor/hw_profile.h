@@ -26,10 +26,19 @@ struct HwIdentity {
   std::string created;  // UTC, ISO 8601
   bool quick = false;
   // The 1-minute load average, the higher of its readings at the start and
-  // the end of the measurement; -1 when not recorded. Above about half the
-  // cores, other work shared the caches and cores the figures were taken on.
+  // the end of the measurement; -1 when not recorded. It counts the
+  // profile's own threads: see otherLoad().
   double load_avg = -1;
 };
+
+// The load beside the profile's own: load_avg less the threads the
+// measurement ran (the collectives' extra ranks are brief). 0 when not
+// recorded.
+double otherLoad(const HwIdentity& id);
+// Other work kept more than half the cores the profile left free busy: its
+// figures were taken on shared cores and caches (a profile beside two builds
+// measured the embedding backward 1.5-2.4x its quiet figures).
+bool measuredBesideOtherWork(const HwIdentity& id);
 
 // One GEMM (or batched GEMM) measurement: C[b,m,n] = A[b,m,k] B[b,k,n].
 struct GemmPoint {

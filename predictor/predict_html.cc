@@ -69,7 +69,7 @@ void writePredictionHtml(const Prediction& p, const ReportContext& ctx, const st
     << "td,th{padding:2px 10px;text-align:right}td:first-child{text-align:left}</style></head><body>\n"
     << "<h1>Predicted iteration: " << duration(p.iter_ms * 1e3) << "</h1>\n<p>"
     << escape(ctx.trace_path) << " on the machine profiled in " << escape(ctx.profile_path)
-    << " (" << escape(ctx.profile_host) << "); no op of the trace was run ("
+    << " (" << escape(ctx.profile.host) << "); no op of the trace was run ("
     << p.aten_calls << " ATen calls while predicting).</p>\n";
   if (p.iter_with_host_ms >= 0) {
     o << "<p>With the original's recorded host time: " << duration(p.iter_with_host_ms * 1e3) << "</p>\n";

@@ -70,8 +70,7 @@ int predictMain(Flags& f, int argc, char** argv) {
   std::vector<const trace::Trace*> ptrs;
   for (const trace::Trace& t : traces) ptrs.push_back(&t);
   const predict::Prediction p = predict::predictIteration(ptrs, hw, f.options);
-  predict::ReportContext ctx{{argv, argv + argc}, f.trace,           f.hw,
-                             hw.identity.host,    hw.identity.load_avg, hw.identity.cores};
+  predict::ReportContext ctx{{argv, argv + argc}, f.trace, f.hw, hw.identity};
   if (!f.quiet) predict::printPrediction(p, ctx, std::cout);
   if (!f.report_json.empty()) predict::writePredictionJson(p, ctx, f.report_json);
   if (!f.report_html.empty()) predict::writePredictionHtml(p, ctx, f.report_html);

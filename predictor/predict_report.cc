@@ -60,8 +60,9 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
       {"argv", ctx.argv},
       {"trace", ctx.trace_path},
       {"profile", {{"path", ctx.profile_path},
-                   {"host", ctx.profile_host},
-                   {"load_avg", ctx.profile_load < 0 ? json(nullptr) : json(ctx.profile_load)}}},
+                   {"host", ctx.profile.host},
+                   {"load_avg", ctx.profile.load_avg < 0 ? json(nullptr) : json(ctx.profile.load_avg)},
+                   {"shared", measuredBesideOtherWork(ctx.profile)}}},
       {"predicted",
        {{"iter_ms", p.iter_ms},
         {"iter_with_host_ms", p.iter_with_host_ms < 0 ? json(nullptr) : json(p.iter_with_host_ms)},
@@ -88,13 +89,14 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
   const Shares s = sharesOf(p);
   char line[256];
   out << "# et_predict " << ctx.trace_path << "  (profile " << ctx.profile_path << ", host "
-      << ctx.profile_host;
-  if (ctx.profile_load >= 0) {
-    std::snprintf(line, sizeof(line), ", load %.1f on %d cores", ctx.profile_load, ctx.profile_cores);
+      << ctx.profile.host;
+  if (ctx.profile.load_avg >= 0) {
+    std::snprintf(line, sizeof(line), ", load %.1f on %d cores with %d profile thread(s)",
+                  ctx.profile.load_avg, ctx.profile.cores, ctx.profile.threads);
     out << line;
   }
   out << ")\n";
-  if (ctx.profile_load > 0.5 * ctx.profile_cores) {
+  if (measuredBesideOtherWork(ctx.profile)) {
     out << "# the profile was measured while other work shared the machine: these times hold for "
            "replays run in that state\n";
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "predictor/hw_profile.h"
 #include "predictor/predictor.h"
 
 namespace etb::predict {
@@ -18,9 +19,7 @@ struct ReportContext {
   std::vector<std::string> argv;
   std::string trace_path;
   std::string profile_path;
-  std::string profile_host;
-  double profile_load = -1;  // the profile's load average (HwIdentity::load_avg)
-  int profile_cores = 0;
+  HwIdentity profile;  // its load average, cores and threads
 };
 
 void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream& out);

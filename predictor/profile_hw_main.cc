@@ -51,10 +51,12 @@ int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
   }
   if (!root) return 0;
   hw.identity.load_avg = std::max(hw.identity.load_avg, predict::loadAverage());
-  if (hw.identity.load_avg > 0.5 * hw.identity.cores) {
+  if (predict::measuredBesideOtherWork(hw.identity)) {
     std::cerr << "et_profile_hw: warning: load average " << hw.identity.load_avg << " on "
-              << hw.identity.cores << " cores while measuring: other work shared this machine's "
-              << "cores and caches; predictions hold for replays run in the same state\n";
+              << hw.identity.cores << " cores, " << predict::otherLoad(hw.identity)
+              << " beside this profile's " << hw.identity.threads << " thread(s): other work "
+              << "shared this machine's cores and caches; predictions hold for replays run in "
+              << "the same state\n";
   }
   out << predict::profileToJson(hw);
   std::cout << "et_profile_hw: wrote " << out_path << " (" << hw.gemm.size() << " GEMM, "

@@ -123,6 +123,29 @@ TEST(CacheModel, TheStallTallyIsTheShareOfTimeBeyondTheMedianCalls) {
   EXPECT_DOUBLE_EQ(stallShare(), 0);
 }
 
+// The profile's own threads are in the load it records: alone on 2 cores
+// with 1 thread it reads about 1.0-1.3, which is not "other work" (the
+// warning fired on every quiet profile while it compared with half the
+// cores). Other work counts once it keeps half the free cores busy.
+TEST(CacheModel, OtherWorkIsTheLoadBesideTheProfilesOwnThreads) {
+  HwIdentity id;
+  id.cores = 2, id.threads = 1;
+  id.load_avg = 1.2;  // the profile alone
+  EXPECT_NEAR(otherLoad(id), 0.2, 1e-12);
+  EXPECT_FALSE(measuredBesideOtherWork(id));
+  id.load_avg = 3.1;  // two builds beside it
+  EXPECT_NEAR(otherLoad(id), 2.1, 1e-12);
+  EXPECT_TRUE(measuredBesideOtherWork(id));
+  id.cores = 16, id.threads = 4;
+  id.load_avg = 9.0;  // 5 beside it on 12 free cores
+  EXPECT_FALSE(measuredBesideOtherWork(id));
+  id.load_avg = 11.0;  // 7 > 6
+  EXPECT_TRUE(measuredBesideOtherWork(id));
+  id.load_avg = -1;  // not recorded
+  EXPECT_EQ(otherLoad(id), 0);
+  EXPECT_FALSE(measuredBesideOtherWork(id));
+}
+
 // The profile keeps the new facts and refuses impossible ones by name.
 TEST(CacheModel, AProfileRoundTripsItsCacheFactsAndRefusesABadShare) {
   HwProfile hw = l3Profile();

@@ -55,6 +55,10 @@ samples)
     [ "$(json "$out" "d['predicted']['iter_ms'] > 0")" = True ] || fail "$s: no time"
     [ "$(json "$out" "d['profile']['load_avg'] == $(json "$HW" "d['identity']['load_avg']")")" = True ] \
       || fail "$s: the report does not carry the profile's load"
+    # shared: the load beside the profile's own threads keeps over half the free cores busy.
+    shared=$(json "$HW" "(d['identity']['load_avg'] - min(d['identity']['threads'], d['identity']['cores'])) > 0.5 * max(d['identity']['cores'] - d['identity']['threads'], 1)")
+    [ "$(json "$out" "d['profile']['shared']")" = "$shared" ] \
+      || fail "$s: profile.shared is not $shared for the profile's load, cores and threads"
     [ "$(json "$out" "abs(sum(d['predicted']['share'].values()) - 1) < 1e-6")" = True ] \
       || fail "$s: shares do not add up to 1"
     # The iteration is the sum of the per-op times on one rank (closed form).
