@@ -10,6 +10,7 @@
 
 #include "core/base/log.h"
 #include "predictor/timing.h"
+#include "replayer/timer.h"
 #include "replayer/zipf.h"
 
 namespace etb::predict {
@@ -141,21 +142,36 @@ void keepFaster(HwProfile& kept, const HwProfile& again) {
 }
 }  // namespace detail
 
+void timedSection(HwProfile& hw, const std::string& name, const std::function<void()>& part) {
+  const double t0 = replay::nowUs();
+  part();
+  const double s = (replay::nowUs() - t0) / 1e6;
+  auto& parts = hw.identity.sections_s;
+  const auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == name; });
+  if (it == parts.end()) {
+    parts.emplace_back(name, s);
+  } else {
+    it->second += s;
+  }
+}
+
 void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   at::manual_seed(1234);
   resetStallTally();
-  measureDispatch(o, hw);
-  detail::measureReplayStep(o, hw);
-  detail::measureColdAfter(o, hw);
-  measureGemm(o, hw);
-  measureConv(o, hw);
-  detail::measureFirstTouch(o, hw);
-  detail::measureRetention(o, hw);
-  detail::measureMemoryBound(o, hw);
-  if (!o.quick) measureComputeAgain(o, hw);
-  detail::measureEmbedding(o, hw);
-  detail::measureForeach(o, hw);
-  if (!o.quick) measureComputeAgain(o, hw);
+  using Part = void (*)(const ProfileOptions&, HwProfile&);
+  const auto run = [&](const char* name, Part part) { timedSection(hw, name, [&] { part(o, hw); }); };
+  run("dispatch", measureDispatch);
+  run("replay_step", detail::measureReplayStep);
+  run("cold_after", detail::measureColdAfter);
+  run("gemm", measureGemm);
+  run("conv", measureConv);
+  run("first_touch", detail::measureFirstTouch);
+  run("retention", detail::measureRetention);
+  run("memory_bound", detail::measureMemoryBound);
+  if (!o.quick) run("gemm_conv_again", measureComputeAgain);
+  run("embedding_bag", detail::measureEmbedding);
+  run("foreach", detail::measureForeach);
+  if (!o.quick) run("gemm_conv_again", measureComputeAgain);
   hw.stall_share = std::min(stallShare(), 0.9);
   // The share is the machine's state while profiling; a busy machine makes
   // every prediction slower by 1 / (1 - share), which is right only for

@@ -42,6 +42,11 @@ HwIdentity thisMachine(const ProfileOptions& options, const replay::Communicator
 // The 1-minute load average (/proc/loadavg); -1 where it cannot be read.
 double loadAverage();
 
+// Runs one part of the measurement and adds its wall time to
+// profile.identity.sections_s under `name` (a part run again adds up), so a
+// profile says where its minutes went.
+void timedSection(HwProfile& profile, const std::string& name, const std::function<void()>& part);
+
 namespace detail {
 // The sections of measureCompute that live in hw_bench_memory.cc.
 void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
@@ -58,6 +63,20 @@ void measureColdAfter(const ProfileOptions& options, HwProfile& profile);
 // profiles minutes apart disagreed by up to 2x on the same conv shapes,
 // while passes spread over one profile rarely all fall in a slow stretch.
 void keepFaster(HwProfile& kept, const HwProfile& again);
+// The caches a profile works with: sysfs's CPU 0 figures where the kernel
+// exposes them, else what glibc reads from CPUID (sysconf), whose L3 may be
+// the whole package's (other cores' slices included: the retention sweep
+// measures what one core keeps). Bytes; 0 where neither source knows.
+struct CacheSizes {
+  double l2 = 0, llc = 0;
+  std::string source;  // "sysfs", "sysconf" or "" (unknown)
+};
+CacheSizes pickCacheSizes(const CacheSizes& sysfs, const CacheSizes& sysconf);
+// The bytes a cache flush streams: twice the LLC, or twice the distance at
+// which the measured retention already lost 90% of a buffer when that is
+// less (a package-wide L3 figure would make every flush hundreds of MB);
+// at least 16 MiB.
+double flushBytes(const MemoryFacts& memory);
 inline std::vector<int64_t> sizesOf(const ProfileOptions& o, std::vector<int64_t> quick,
                                     std::vector<int64_t> full) {
   return o.quick ? quick : full;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/base/log.h"
 #include "predictor/hw_bench.h"
 #include "predictor/timing.h"
 #include "replayer/timer.h"
@@ -41,8 +42,8 @@ at::Tensor indicesFor(int64_t rows, int64_t count, const std::string& dist, std:
 // them (read and write), so the next kernel's inputs come from DRAM.
 class CacheFlusher {
  public:
-  explicit CacheFlusher(double llc_bytes)
-      : buf_(at::zeros({static_cast<int64_t>(std::max(llc_bytes, 8.0 * (1 << 20)) * 2 / 4)})) {}
+  explicit CacheFlusher(const MemoryFacts& memory)
+      : buf_(at::zeros({static_cast<int64_t>(flushBytes(memory) / 4)})) {}
   void operator()() { buf_.add_(1.0); }
 
  private:
@@ -196,7 +197,7 @@ void measureSort(int64_t n, const ProfileOptions& o, HwProfile& hw) {
 }
 
 void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
-  CacheFlusher flush(hw.memory.llc_bytes);
+  CacheFlusher flush(hw.memory);
   const int64_t step = o.quick ? 4 : 2;
   for (int64_t n = 256; n <= (int64_t{1} << 24); n *= step) {
     const at::Tensor a = at::randn({n}), b = at::randn({n});
@@ -239,7 +240,7 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
 
 // CPU 0's data or unified cache of `level` from sysfs (0: the highest
 // level there is), bytes, or 0.
-double cacheBytes(int want_level) {
+double sysfsCacheBytes(int want_level) {
   double best = 0;
   int best_level = 0;
   for (int i = 0; i < 8; ++i) {
@@ -260,6 +261,28 @@ double cacheBytes(int want_level) {
   return best;
 }
 
+double sysconfBytes(int name) { return std::max(0.0, static_cast<double>(sysconf(name))); }
+
+CacheSizes pickCacheSizes(const CacheSizes& sysfs, const CacheSizes& conf) {
+  CacheSizes c = sysfs.llc > 0 ? sysfs : conf;
+  c.source = c.llc > 0 ? (sysfs.llc > 0 ? "sysfs" : "sysconf") : "";
+  if (c.llc <= 0) c.l2 = 0;
+  // A machine whose last level is L2 has no level between it and DRAM.
+  if (c.l2 >= c.llc) c.l2 = 0;
+  return c;
+}
+
+double flushBytes(const MemoryFacts& m) {
+  double keeps = m.llc_bytes;
+  for (const SizePoint& r : m.retention) {
+    if (r.us >= 0.9) {
+      keeps = keeps > 0 ? std::min(keeps, r.bytes) : r.bytes;
+      break;
+    }
+  }
+  return std::max(2 * keeps, 16.0 * (1 << 20));
+}
+
 void measureFirstTouch(const ProfileOptions& o, HwProfile& hw) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t bytes = size_t{64} << 20;
@@ -272,10 +295,19 @@ void measureFirstTouch(const ProfileOptions& o, HwProfile& hw) {
     munmap(p, bytes);
   }, o.quick);
   hw.memory.fault_us_per_page = us / static_cast<double>(bytes / page);
-  hw.memory.llc_bytes = cacheBytes(0);
-  hw.memory.l2_bytes = cacheBytes(2);
-  // A machine whose last level is L2 has no level between it and DRAM.
-  if (hw.memory.l2_bytes >= hw.memory.llc_bytes) hw.memory.l2_bytes = 0;
+  // The highest level sysfs lists may be L2 (then no L3 term), so L2 is
+  // asked for by number and the largest level's size taken as the LLC.
+  const CacheSizes c = pickCacheSizes({sysfsCacheBytes(2), sysfsCacheBytes(0), ""},
+                                      {sysconfBytes(_SC_LEVEL2_CACHE_SIZE),
+                                       std::max(sysconfBytes(_SC_LEVEL3_CACHE_SIZE),
+                                                sysconfBytes(_SC_LEVEL2_CACHE_SIZE)), ""});
+  hw.memory.llc_bytes = c.llc;
+  hw.memory.l2_bytes = c.l2;
+  hw.memory.cache_source = c.source;
+  if (c.source.empty()) {
+    ETB_LOG(kWarn) << "no cache sizes in sysfs or from CPUID (sysconf): every input is taken "
+                   << "as cache-warm, and no retention or \"@l3\" curves are measured";
+  }
   if (o.progress) o.progress("first touch: " + std::to_string(hw.memory.fault_us_per_page) + " us/page");
 }
 
@@ -301,8 +333,15 @@ void measureRetention(const ProfileOptions& o, HwProfile& hw) {
   std::vector<double> distances = {std::max(4 * hw.memory.l2_bytes, 2 * buf)};
   const std::vector<double> of_llc = o.quick ? std::vector<double>{0.25, 0.5, 1, 2, 3}
                                              : std::vector<double>{0.125, 0.25, 0.375, 0.5, 0.75, 1, 1.5, 2, 3};
-  for (const double f : of_llc) {
-    if (f * llc > distances.back()) distances.push_back(f * llc);
+  if (hw.memory.cache_source == "sysconf") {
+    // CPUID's L3 may be the package's, many times what one core keeps:
+    // double from the ground up instead of fractions of it.
+    while (2 * distances.back() < 3 * llc) distances.push_back(2 * distances.back());
+    distances.push_back(3 * llc);
+  } else {
+    for (const double f : of_llc) {
+      if (f * llc > distances.back()) distances.push_back(f * llc);
+    }
   }
   const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::add_", "Scalar");
   std::vector<at::Tensor> bufs;
@@ -338,12 +377,14 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
   const c10::OperatorHandle bwd =
       c10::Dispatcher::singleton().findSchemaOrThrow("aten::_embedding_bag_backward", "");
   const int64_t batch = 256;
-  CacheFlusher flush(hw.memory.llc_bytes);
+  CacheFlusher flush(hw.memory);
   for (int64_t rows : sizesOf(o, {1000, 100000, 1000000}, {1000, 30000, 100000, 1000000, 4000000})) {
     for (int64_t dim : sizesOf(o, {16, 64}, {16, 64, 128})) {
+      // One table for its six points: filling the 4M x 128 one (2 GB) took
+      // seconds each time.
+      const at::Tensor w = at::randn({rows, dim});
       for (int64_t pooling : sizesOf(o, {1, 20}, {1, 8, 32})) {
         for (const char* dist : {"uniform", "zipf:1.1"}) {
-          const at::Tensor w = at::randn({rows, dim});
           const at::Tensor idx = indicesFor(rows, batch * pooling, dist, rng);
           const at::Tensor off = at::arange(0, batch * pooling, pooling, at::kLong);
           EmbeddingPoint e{rows, dim, batch, pooling, dist, 0, 0};

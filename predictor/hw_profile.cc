@@ -52,6 +52,11 @@ json identityJson(const HwIdentity& id) {
             {"created", id.created},
             {"quick", id.quick}};
   if (id.load_avg >= 0) j["load_avg"] = id.load_avg;
+  if (!id.sections_s.empty()) {
+    json parts = json::array();
+    for (const auto& [name, s] : id.sections_s) parts.push_back({{"section", name}, {"s", s}});
+    j["sections_s"] = parts;
+  }
   return j;
 }
 
@@ -70,6 +75,14 @@ HwIdentity identityFrom(const json& j, const std::string& p) {
   id.quick = field<bool>(j, "quick", p, w);
   // Optional: profiles before it did not record the load.
   if (j.contains("load_avg")) id.load_avg = field<double>(j, "load_avg", p, w);
+  if (j.contains("sections_s")) {
+    if (!j.at("sections_s").is_array()) ETB_INPUT_ERROR(SourceLoc{p}, "identity.sections_s: not an array");
+    for (const json& part : j.at("sections_s")) {
+      const double s = field<double>(part, "s", p, "identity.sections_s");
+      if (s < 0) ETB_INPUT_ERROR(SourceLoc{p}, "identity.sections_s: negative time ", s);
+      id.sections_s.emplace_back(field<std::string>(part, "section", p, "identity.sections_s"), s);
+    }
+  }
   return id;
 }
 
@@ -161,6 +174,7 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
   m.llc_bytes = field<double>(mem, "llc_bytes", path, "memory");
   // Optional: profiles measured before it read every input as L2-warm.
   if (mem.contains("l2_bytes")) m.l2_bytes = field<double>(mem, "l2_bytes", path, "memory");
+  if (mem.contains("cache_source")) m.cache_source = field<std::string>(mem, "cache_source", path, "memory");
   if (mem.contains("retention")) {
     for (const json& r : member(mem, "retention", path)) {
       const double d = field<double>(r, "distance_bytes", path, "memory.retention");
@@ -182,6 +196,12 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
 }
 }  // namespace
 
+double HwIdentity::tookSeconds() const {
+  double total = 0;
+  for (const auto& part : sections_s) total += part.second;
+  return total;
+}
+
 double otherLoad(const HwIdentity& id) {
   if (id.load_avg < 0) return 0;
   return std::max(0.0, id.load_avg - std::min(id.threads, std::max(id.cores, 1)));
@@ -200,6 +220,7 @@ std::string profileToJson(const HwProfile& hw) {
                  {"fault_us_per_page", hw.memory.fault_us_per_page},
                  {"llc_bytes", hw.memory.llc_bytes},
                  {"l2_bytes", hw.memory.l2_bytes}};
+  if (!hw.memory.cache_source.empty()) j["memory"]["cache_source"] = hw.memory.cache_source;
   json ret = json::array();
   for (const SizePoint& r : hw.memory.retention) {
     ret.push_back({{"distance_bytes", r.bytes}, {"evicted_share", r.us}});

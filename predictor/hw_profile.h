@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace etb::predict {
@@ -29,6 +30,10 @@ struct HwIdentity {
   // the end of the measurement; -1 when not recorded. It counts the
   // profile's own threads: see otherLoad().
   double load_avg = -1;
+  // Wall seconds of each part of the measurement, in the order measured (a
+  // part measured twice adds up); empty when not recorded.
+  std::vector<std::pair<std::string, double>> sections_s;
+  double tookSeconds() const;
 };
 
 // The load beside the profile's own: load_avg less the threads the
@@ -106,8 +111,9 @@ struct CollectivePoint {
 struct MemoryFacts {
   double page_bytes = 4096;
   double fault_us_per_page = 0;  // map, first write and unmap of one page
-  double llc_bytes = 0;          // last-level cache (sysfs); 0 = unknown, all warm
-  double l2_bytes = 0;           // the core's L2 (sysfs); 0 = unknown, no "@l3" share
+  double llc_bytes = 0;          // last-level cache; 0 = unknown, all warm
+  double l2_bytes = 0;           // the core's L2; 0 = unknown, no "@l3" share
+  std::string cache_source;      // where the two came from: "sysfs", "sysconf", "" unknown
   // The share of a tensor's lines no longer cached after `bytes` of other
   // traffic (SizePoint::us holds the share, 0..1), measured by rotating an
   // in-place kernel over ever more buffers (hw_bench_memory.cc). The cache a

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +21,20 @@
 
 namespace {
 using namespace etb;
+
+// "873 s (embedding_bag 402, gemm_conv_again 210, gemm 90)": the total and
+// the three longest parts.
+std::string tookLine(const predict::HwIdentity& id) {
+  auto parts = id.sections_s;
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(0) << id.tookSeconds() << " s (";
+  for (size_t i = 0; i < parts.size() && i < 3; ++i) {
+    line << (i ? ", " : "") << parts[i].first << " " << parts[i].second;
+  }
+  line << ")";
+  return line.str();
+}
 
 int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
   if (o.device != "cpu") {
@@ -44,10 +60,14 @@ int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
   // The others sleep meanwhile: a rank spinning in MPI_Barrier on a core it
   // shares with rank 0 would halve every kernel's measured rate.
   comm->sleepingBarrier();
-  predict::measureCollectives(o, *comm, hw);
+  const auto collectives = [&] {
+    predict::timedSection(hw, "collectives:" + comm->backendName(),
+                          [&] { predict::measureCollectives(o, *comm, hw); });
+  };
+  if (comm->worldSize() > 1) collectives();
   if (comm->worldSize() > 1 && replay::commBackendBuilt("gloo")) {
     comm = replay::switchCommBackend(comm, "gloo", copts);
-    predict::measureCollectives(o, *comm, hw);
+    collectives();
   }
   if (!root) return 0;
   hw.identity.load_avg = std::max(hw.identity.load_avg, predict::loadAverage());
@@ -62,7 +82,7 @@ int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
   std::cout << "et_profile_hw: wrote " << out_path << " (" << hw.gemm.size() << " GEMM, "
             << hw.conv.size() << " conv, " << hw.embedding.size() << " embedding, "
             << hw.collectives.size() << " collective points; " << comm->worldSize()
-            << " rank(s))\n";
+            << " rank(s)) in " << tookLine(hw.identity) << "\n";
   return 0;
 }
 }  // namespace

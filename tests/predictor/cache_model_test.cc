@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/base/error.h"
+#include "predictor/hw_bench.h"
 #include "predictor/op_model.h"
 #include "predictor/reuse_model.h"
 #include "predictor/timing.h"
@@ -144,6 +145,74 @@ TEST(CacheModel, OtherWorkIsTheLoadBesideTheProfilesOwnThreads) {
   id.load_avg = -1;  // not recorded
   EXPECT_EQ(otherLoad(id), 0);
   EXPECT_FALSE(measuredBesideOtherWork(id));
+}
+
+// Cache sizes: sysfs wins; a machine whose sysfs lists no caches (sandboxed
+// VMs, some containers) takes glibc's CPUID figures rather than running the
+// whole model as if every input were cache-warm; a last level that is L2
+// leaves no L3 term; nothing known stays unknown.
+TEST(CacheModel, CacheSizesComeFromSysfsElseCpuid) {
+  constexpr double kMiB = 1 << 20;
+  using detail::CacheSizes;
+  const CacheSizes none{0, 0, ""}, sysfs{1 * kMiB, 32 * kMiB, ""}, conf{1 * kMiB, 508 * kMiB, ""};
+  CacheSizes c = detail::pickCacheSizes(sysfs, conf);
+  EXPECT_EQ(c.source, "sysfs");
+  EXPECT_DOUBLE_EQ(c.llc, 32 * kMiB);
+  EXPECT_DOUBLE_EQ(c.l2, 1 * kMiB);
+  c = detail::pickCacheSizes(none, conf);
+  EXPECT_EQ(c.source, "sysconf");
+  EXPECT_DOUBLE_EQ(c.llc, 508 * kMiB);
+  EXPECT_DOUBLE_EQ(c.l2, 1 * kMiB);
+  c = detail::pickCacheSizes(none, {2 * kMiB, 2 * kMiB, ""});  // L2 is the last level
+  EXPECT_DOUBLE_EQ(c.llc, 2 * kMiB);
+  EXPECT_DOUBLE_EQ(c.l2, 0);
+  c = detail::pickCacheSizes(none, none);
+  EXPECT_EQ(c.source, "");
+  EXPECT_DOUBLE_EQ(c.llc, 0);
+}
+
+// A flush streams twice what the caches keep: the LLC, or less where the
+// measured retention lost 90% of a buffer sooner (a package-wide 508 MiB
+// L3 from CPUID with one core keeping about 32 MiB); never under 16 MiB.
+TEST(CacheModel, AFlushCoversWhatTheCachesMeasurablyKeep) {
+  constexpr double kMiB = 1 << 20;
+  MemoryFacts m;
+  m.llc_bytes = 32 * kMiB;
+  EXPECT_DOUBLE_EQ(detail::flushBytes(m), 64 * kMiB);
+  m.llc_bytes = 508 * kMiB;
+  m.retention = {{4 * kMiB, 0}, {16 * kMiB, 0.3}, {63.5 * kMiB, 0.95}, {127 * kMiB, 1}};
+  EXPECT_DOUBLE_EQ(detail::flushBytes(m), 127 * kMiB);
+  m.retention = {{4 * kMiB, 0}, {1024 * kMiB, 0.95}};  // the LLC is smaller
+  EXPECT_DOUBLE_EQ(detail::flushBytes(m), 1016 * kMiB);
+  m = MemoryFacts{};
+  EXPECT_DOUBLE_EQ(detail::flushBytes(m), 16 * kMiB);
+}
+
+// Where a profile's minutes went: its parts in order (and where its cache
+// sizes came from), their sum, and a
+// negative time refused naming the file and the field; profiles from before
+// have none and read back as such.
+TEST(CacheModel, AProfileKeepsTheTimeOfEachPartAndWhereItsCacheSizesCameFrom) {
+  HwProfile hw = l3Profile();
+  hw.memory.cache_source = "sysconf";
+  hw.identity.sections_s = {{"gemm", 12.5}, {"embedding_bag", 300}, {"collectives:mpi", 4}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
+  ASSERT_EQ(back.identity.sections_s.size(), 3u);
+  EXPECT_EQ(back.identity.sections_s[1].first, "embedding_bag");
+  EXPECT_DOUBLE_EQ(back.identity.sections_s[2].second, 4);
+  EXPECT_DOUBLE_EQ(back.identity.tookSeconds(), 316.5);
+  EXPECT_EQ(back.memory.cache_source, "sysconf");
+  hw.identity.sections_s[0].second = -1;
+  try {
+    profileFromJson(profileToJson(hw), "bad.json");
+    FAIL() << "a negative time was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("sections_s"), std::string::npos);
+  }
+  hw.identity.sections_s.clear();
+  EXPECT_EQ(profileToJson(hw).find("sections_s"), std::string::npos);
+  EXPECT_DOUBLE_EQ(profileFromJson(profileToJson(hw), "old.json").identity.tookSeconds(), 0);
 }
 
 // The profile keeps the new facts and refuses impossible ones by name.

@@ -27,7 +27,9 @@ json() {  # json FILE EXPR: prints python's value of EXPR over the document `d`
 
 case "$1" in
 profile)
-  "$PROFILE" -o "$HW" --quick --threads 1 || fail "et_profile_hw exited $?"
+  t0=$(date +%s.%N)
+  "$PROFILE" -o "$HW" --quick --threads 1 > "$WORK/profile.out" || fail "et_profile_hw exited $?"
+  wall=$(python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$(date +%s.%N)")
   python3 -c "import jsonschema" 2>/dev/null || { echo "SKIP: python3-jsonschema missing"; exit 77; }
   python3 - "$HW" "$SRC/schemas/hw_profile.schema.json" <<'PY' || fail "profile does not validate"
 import json, sys, jsonschema
@@ -41,6 +43,17 @@ PY
   after=$(cut -d' ' -f1 /proc/loadavg)
   [ "$(json "$HW" "d['identity'].get('load_avg', -1) >= $after - 0.3")" = True ] \
     || fail "profile's identity.load_avg missing or below the load now ($after)"
+  # Where the minutes went: every compute part timed once (a part run twice
+  # adds up), together within the process's wall time timed here and most
+  # of it (start-up and writing are the rest); the last line says the total.
+  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'retention', 'memory_bound', 'embedding_bag', 'foreach']"
+  [ "$(json "$HW" "[p['section'] for p in d['identity']['sections_s']] == $parts")" = True ] \
+    || fail "identity.sections_s does not list the quick profile's parts in order: $(json "$HW" "d['identity'].get('sections_s')")"
+  took=$(json "$HW" "sum(p['s'] for p in d['identity']['sections_s'])")
+  [ "$(python3 -c "print(0.6 * $wall <= $took <= $wall)")" = True ] \
+    || fail "sections add up to $took s, the process ran $wall s"
+  grep -q "in $(printf %.0f "$took") s (" "$WORK/profile.out" \
+    || fail "the last line does not state the $took s taken: $(tail -1 "$WORK/profile.out")"
   ;;
 samples)
   for s in mlp resnet18 transformer dlrm; do
@@ -108,6 +121,10 @@ mpi)
     || fail "et_profile_hw under mpirun exited $?"
   [ "$(json "$WORK/hw2.json" "len([c for c in d['collectives'] if c['type'] == 'all_reduce' and c['group_size'] == 2 and c['backend'] == 'mpi'])")" -ge 2 ] \
     || fail "no 2-rank MPI all_reduce curve"
+  want="['collectives:mpi']"
+  grep -q "define ETB_WITH_GLOO 1" "$BIN/etb/config.h" && want="['collectives:mpi', 'collectives:gloo']"
+  [ "$(json "$WORK/hw2.json" "[p['section'] for p in d['identity']['sections_s'] if p['section'].startswith('collectives')] == $want")" = True ] \
+    || fail "the 2-rank profile does not time its collective sweeps $want"
   python3 -c "import jsonschema" 2>/dev/null && { python3 - "$WORK/hw2.json" "$SRC/schemas/hw_profile.schema.json" <<'PY' || fail "2-rank profile does not validate"
 import json, sys, jsonschema
 jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
