@@ -3,9 +3,35 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 namespace etb::predict {
+
+HeapModel::HeapModel(double mmap_threshold) {
+  if (mmap_threshold > kInitial) {
+    mmap_threshold_ = std::min(mmap_threshold, kMmapMax);
+    trim_threshold_ = 2 * mmap_threshold_;
+  }
+}
+
+double probeMmapThreshold() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  for (double s = HeapModel::kInitial; s <= HeapModel::kMmapMax * 1.01; s *= 1.189207115002721) {
+    const size_t before = mallinfo2().hblkhd;
+    // volatile: a malloc whose pointer is only freed may be elided.
+    void* volatile p = std::malloc(static_cast<size_t>(s));
+    const size_t after = mallinfo2().hblkhd;
+    std::free(p);
+    if (after > before) return s;
+  }
+#endif
+  return 0;
+}
 
 // glibc's _int_malloc serves a request from the bins, then from the top
 // chunk, and only one that would grow the heap goes to sysmalloc, which
@@ -260,9 +286,10 @@ class TimelineBuilder {
 
 std::vector<double> freshBytesPerStep(const trace::Trace& t,
                                       const std::vector<replay::SelectedNode>& steps,
-                                      const std::vector<std::vector<uint32_t>>& children) {
+                                      const std::vector<std::vector<uint32_t>>& children,
+                                      double start_threshold) {
   const Timeline tl = TimelineBuilder(t, children).build(steps);
-  HeapModel heap;
+  HeapModel heap(start_threshold);
   for (size_t k : tl.leaves) heap.allocate(k, tl.instances[k].bytes);
   std::vector<double> fresh(steps.size(), 0);
   for (int pass = 0; pass < 3; ++pass) {  // et_replay's warm-up, then a timed iteration

@@ -28,6 +28,11 @@ namespace etb::predict {
 
 class HeapModel {
  public:
+  // A heap whose mmap threshold was already raised to `mmap_threshold` (a
+  // mapped block of that size was freed; the trim threshold is then twice
+  // it); 0 or less than the initial 128 KiB: a new process's.
+  explicit HeapModel(double mmap_threshold = 0);
+
   // glibc's defaults (malloc.c): DEFAULT_MMAP_THRESHOLD_MAX on 64-bit, and
   // the initial thresholds and top pad of 128 KiB.
   static constexpr double kMmapMax = 32.0 * 1024 * 1024;
@@ -66,8 +71,24 @@ class HeapModel {
 // children whose storage is new; children's tensors that are not the node's
 // outputs are freed when the step ends, and every tensor the iteration
 // produced is freed after the last step that uses it.
+// `start_threshold`: the replay process's mmap threshold before its
+// iterations (HeapModel's constructor).
 std::vector<double> freshBytesPerStep(const trace::Trace& trace,
                                       const std::vector<replay::SelectedNode>& steps,
-                                      const std::vector<std::vector<uint32_t>>& children);
+                                      const std::vector<std::vector<uint32_t>>& children,
+                                      double start_threshold = 0);
+
+// This process's glibc mmap threshold: blocks asked for in steps of 2^(1/4)
+// from 128 KiB until one is mapped (mallinfo2's mapped bytes grow): the
+// first step at or above the threshold, or the next one where the probe's
+// own smaller blocks (freed to the top of the heap) left a top that serves
+// it. Freeing the mapped block raises the threshold to its size: the probe
+// leaves it one or two steps above where it was.
+// The trace reader's freed buffers set where a process's heap starts:
+// et_replay reads the trace with the same reader as et_predict, and the
+// probe read the same threshold in both, or one step apart, on every fleet
+// sample (0.4-3 MiB). 0 without glibc's mallinfo2, or when nothing up to
+// 32 MiB was mapped.
+double probeMmapThreshold();
 
 }  // namespace etb::predict

@@ -15,6 +15,7 @@
 #include "core/kineto/kineto_linker.h"
 #include "core/tools/tool_main.h"
 #include "core/trace_io.h"
+#include "predictor/heap_model.h"
 #include "predictor/predict_report.h"
 #include "predictor/predictor.h"
 
@@ -67,6 +68,10 @@ int predictMain(Flags& f, int argc, char** argv) {
   f.options.profile_path = f.hw;
   if (f.options.cores == 0) f.options.cores = allowedCpus();
   std::vector<trace::Trace> traces = readAll(f);
+  // et_replay reads the trace with the same reader: its heap starts where
+  // ours is now (on lstm the model charged 1,035 fresh pages per iteration
+  // from a new process's thresholds; the replay faulted 120-364).
+  f.options.heap_start_bytes = predict::probeMmapThreshold();
   std::vector<const trace::Trace*> ptrs;
   for (const trace::Trace& t : traces) ptrs.push_back(&t);
   const predict::Prediction p = predict::predictIteration(ptrs, hw, f.options);

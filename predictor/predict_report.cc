@@ -75,6 +75,7 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
         {"skipped", p.skipped}, {"skipped_by_reason", p.skipped_by_reason}, {"comms", p.comms},
         {"comms_unsized", p.comms_unsized}}},
       {"aten_calls_while_predicting", p.aten_calls},
+      {"heap_start_bytes", p.heap_start_bytes},
       {"ops", ops}};
   return j.dump(1) + "\n";
 }

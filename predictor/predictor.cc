@@ -93,7 +93,7 @@ class StepBuilder {
     profile_path_ = o.profile_path;
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
-    const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children());
+    const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children(), o.heap_start_bytes);
     const std::vector<double> cold = hw_.memory.retention.empty()
                                          ? coldInputShare(t_, sel, hw_.memory.llc_bytes)
                                          : coldInputShare(t_, sel, hw_.memory.retention);
@@ -235,6 +235,7 @@ Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
   const AtenCallCounter counter;
   const int world = o.world_size > 0 ? o.world_size : static_cast<int>(traces.size());
   Prediction p;
+  p.heap_start_bytes = o.heap_start_bytes;
   p.comm_backend = commBackendOf(*traces.front(), o);
   const OpModel model(profile, o.index_dist, p.comm_backend);
   std::vector<std::vector<Step>> steps(static_cast<size_t>(world));

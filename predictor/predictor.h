@@ -32,6 +32,9 @@ struct PredictOptions {
   // cores time-slice (schedule.h), as et_replay's ranks do under mpirun on
   // fewer cores.
   int cores = 0;
+  // glibc's mmap threshold in the replay process before its iterations
+  // (heap_model.h); et_predict probes its own after reading the trace.
+  double heap_start_bytes = 0;
 };
 
 struct OpPrediction {
@@ -72,6 +75,7 @@ struct Prediction {
   uint64_t comms_unsized = 0;
   std::map<std::string, uint64_t> skipped_by_reason;
   uint64_t aten_calls = 0;  // ATen ops that ran while predicting (must be 0)
+  double heap_start_bytes = 0;  // PredictOptions::heap_start_bytes, as used
 };
 
 // Predicts one iteration of `traces` (one per rank, or one for every rank

@@ -62,6 +62,26 @@ TEST(HeapModel, BlocksAboveThe32MiBCeilingAreMappedEveryTime) {
   }
 }
 
+// A process whose start-up freed a mapped block (et_replay's trace reader
+// leaves 0.4-3 MiB) trims only above twice that: an iteration swinging
+// 1000 KiB of small blocks reuses its pages, where a new process's 128 KiB
+// trim threshold returns them every time (all but the 128 KiB pad fresh).
+TEST(HeapModel, AHeapStartedAboveTheInitialThresholdKeepsASwingBelowTwiceIt) {
+  for (const double start : {0.0, 1.25 * kMiB}) {
+    HeapModel h(start);
+    const double block = 100 * 1024;  // below 128 KiB: from the heap either way
+    for (uint64_t k = 1; k <= 10; ++k) h.allocate(k, block);
+    for (uint64_t k = 1; k <= 10; ++k) h.release(k);
+    double again = 0;
+    for (uint64_t k = 11; k <= 20; ++k) again += h.allocate(k, block);
+    if (start == 0) {
+      EXPECT_NEAR(again, 10 * (block + HeapModel::kHeader) - 128 * 1024, 4096);
+    } else {
+      EXPECT_EQ(again, 0);
+    }
+  }
+}
+
 // mm producing a [rows, 1024] float output, then relu reading it: the mm
 // output dies after relu, relu's after the step that is last to use it.
 trace::Trace chain(int64_t rows) {

@@ -66,6 +66,10 @@ samples)
       || fail "$s: coverage does not add up"
     [ "$(json "$out" "d['aten_calls_while_predicting']")" = 0 ] || fail "$s: ran ATen ops"
     [ "$(json "$out" "d['predicted']['iter_ms'] > 0")" = True ] || fail "$s: no time"
+    # The heap the model starts from: this process's glibc threshold after
+    # reading the trace, at least glibc's initial 128 KiB (0 without glibc).
+    ldd --version 2>&1 | grep -qi glibc && { [ "$(json "$out" "131072 <= d['heap_start_bytes'] <= 32 * 2**20 * 1.2")" = True ] \
+      || fail "$s: heap_start_bytes $(json "$out" "d['heap_start_bytes']") is not a glibc threshold"; }
     [ "$(json "$out" "d['profile']['load_avg'] == $(json "$HW" "d['identity']['load_avg']")")" = True ] \
       || fail "$s: the report does not carry the profile's load"
     # shared: the load beside the profile's own threads keeps over half the free cores busy.
