@@ -147,6 +147,17 @@ TEST(CacheModel, OtherWorkIsTheLoadBesideTheProfilesOwnThreads) {
   EXPECT_FALSE(measuredBesideOtherWork(id));
 }
 
+// Reading `hw` back is refused, naming the file and `field`.
+void expectRefusedNaming(const HwProfile& hw, const std::string& field) {
+  try {
+    profileFromJson(profileToJson(hw), "bad.json");
+    FAIL() << "a bad " << field << " was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos);
+  }
+}
+
 // Cache sizes: sysfs wins; a machine whose sysfs lists no caches (sandboxed
 // VMs, some containers) takes glibc's CPUID figures rather than running the
 // whole model as if every input were cache-warm; a last level that is L2
@@ -203,13 +214,7 @@ TEST(CacheModel, AProfileKeepsTheTimeOfEachPartAndWhereItsCacheSizesCameFrom) {
   EXPECT_DOUBLE_EQ(back.identity.tookSeconds(), 316.5);
   EXPECT_EQ(back.memory.cache_source, "sysconf");
   hw.identity.sections_s[0].second = -1;
-  try {
-    profileFromJson(profileToJson(hw), "bad.json");
-    FAIL() << "a negative time was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("sections_s"), std::string::npos);
-  }
+  expectRefusedNaming(hw, "sections_s");
   hw.identity.sections_s.clear();
   EXPECT_EQ(profileToJson(hw).find("sections_s"), std::string::npos);
   EXPECT_DOUBLE_EQ(profileFromJson(profileToJson(hw), "old.json").identity.tookSeconds(), 0);
@@ -238,13 +243,7 @@ TEST(CacheModel, AProfileRoundTripsItsCacheFactsAndRefusesABadShare) {
   EXPECT_DOUBLE_EQ(back.memory.retention[1].us, 0.8);
   EXPECT_DOUBLE_EQ(back.stall_share, 0.1);
   hw.memory.retention[1].us = 1.5;
-  try {
-    profileFromJson(profileToJson(hw), "bad.json");
-    FAIL() << "a share of 1.5 was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("retention"), std::string::npos);
-  }
+  expectRefusedNaming(hw, "retention");
   hw.memory.retention[1].us = 0.8;
   hw.stall_share = 1;
   EXPECT_THROW(profileFromJson(profileToJson(hw), "bad.json"), InputError);
