@@ -72,10 +72,13 @@ struct CacheSizes {
   std::string source;  // "sysfs", "sysconf" or "" (unknown)
 };
 CacheSizes pickCacheSizes(const CacheSizes& sysfs, const CacheSizes& sysconf);
-// The bytes a cache flush streams: twice the LLC, or twice the distance at
-// which the measured retention already lost 90% of a buffer when that is
-// less (a package-wide L3 figure would make every flush hundreds of MB);
-// at least 16 MiB.
+// What the caches keep for one core: the LLC, or the distance at which the
+// measured retention already lost 90% of a buffer when that is less (a
+// package-wide L3 figure from CPUID is many times what one core keeps); 0
+// where neither is known.
+double cacheKeepsBytes(const MemoryFacts& memory);
+// The bytes a cache flush streams: twice what the caches keep, at least 16 MiB
+// (a package-wide L3 would make every flush hundreds of MB).
 double flushBytes(const MemoryFacts& memory);
 inline std::vector<int64_t> sizesOf(const ProfileOptions& o, std::vector<int64_t> quick,
                                     std::vector<int64_t> full) {

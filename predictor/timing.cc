@@ -26,13 +26,17 @@ double stallShare() {
   return t.total_us > 0 ? std::max(0.0, 1 - t.median_us / t.total_us) : 0;
 }
 
-double medianCallUs(const std::function<void()>& fn, bool quick) {
+double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us) {
+  const double first_start = replay::nowUs();
   fn();
-  fn();
+  const bool long_call = replay::nowUs() - first_start >= long_call_us;
+  if (!long_call) fn();
+  const size_t min_samples = long_call ? 3 : 5;
   const double budget_us = quick ? 4e3 : 25e3;
   std::vector<double> samples;
   const double start = replay::nowUs();
-  while (samples.size() < 5 || (replay::nowUs() - start < budget_us && samples.size() < 2000)) {
+  while (samples.size() < min_samples ||
+         (replay::nowUs() - start < budget_us && samples.size() < 2000)) {
     const double t0 = replay::nowUs();
     fn();
     samples.push_back(replay::nowUs() - t0);
@@ -47,10 +51,12 @@ double medianCallUs(const std::function<void()>& fn, bool quick) {
 }
 
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,
-                  bool quick) {
+                  bool quick, double long_call_us) {
+  const double first_start = replay::nowUs();
   fn();
+  const bool long_call = replay::nowUs() - first_start >= long_call_us;
   std::vector<double> samples;
-  for (int i = 0; i < (quick ? 5 : 15); ++i) {
+  for (int i = 0; i < (long_call ? 3 : quick ? 5 : 15); ++i) {
     flush();
     const double t0 = replay::nowUs();
     fn();

@@ -12,9 +12,14 @@
 
 namespace etb::predict {
 
+// A call at least this long is warmed up once and timed three times (a
+// gigabyte gradient zero-filled and faulted in takes seconds per call, and
+// varies little from call to call); shorter ones twice and at least five.
+inline constexpr double kLongCallUs = 1e6;
+
 // Median microseconds of one call of `fn`. `quick` spends ~4 ms per kernel
 // instead of ~25 ms. Adds its timed calls to the stall tally.
-double medianCallUs(const std::function<void()>& fn, bool quick);
+double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us = kLongCallUs);
 
 // The tally over every medianCallUs loop since the last reset: the share of
 // the calls' total time beyond n x median (0 with nothing timed).
@@ -23,8 +28,9 @@ double stallShare();
 
 // Median microseconds of `fn` with the caches emptied before each call
 // (`flush`, untimed): how a kernel runs on data that comes from DRAM.
-// A fixed number of calls (each flush costs milliseconds).
-double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush, bool quick);
+// A fixed number of calls (each flush costs milliseconds), three for a long call.
+double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush, bool quick,
+                  double long_call_us = kLongCallUs);
 
 // One boxed call of aten::`name`.`overload` on a copy of `args`, the way
 // et_replay calls an op, timed by medianCallUs.

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "core/base/error.h"
 #include "predictor/hw_bench.h"
@@ -193,10 +195,43 @@ TEST(CacheModel, AFlushCoversWhatTheCachesMeasurablyKeep) {
   m.llc_bytes = 508 * kMiB;
   m.retention = {{4 * kMiB, 0}, {16 * kMiB, 0.3}, {63.5 * kMiB, 0.95}, {127 * kMiB, 1}};
   EXPECT_DOUBLE_EQ(detail::flushBytes(m), 127 * kMiB);
+  EXPECT_DOUBLE_EQ(detail::cacheKeepsBytes(m), 63.5 * kMiB);
   m.retention = {{4 * kMiB, 0}, {1024 * kMiB, 0.95}};  // the LLC is smaller
   EXPECT_DOUBLE_EQ(detail::flushBytes(m), 1016 * kMiB);
+  EXPECT_DOUBLE_EQ(detail::cacheKeepsBytes(m), 508 * kMiB);
   m = MemoryFacts{};
   EXPECT_DOUBLE_EQ(detail::flushBytes(m), 16 * kMiB);
+  EXPECT_DOUBLE_EQ(detail::cacheKeepsBytes(m), 0);
+  m.retention = {{4 * kMiB, 0.2}, {48 * kMiB, 0.92}};  // no LLC figure, a measured one
+  EXPECT_DOUBLE_EQ(detail::cacheKeepsBytes(m), 48 * kMiB);
+}
+
+// Calls of a second or more (a gigabyte embedding gradient zero-filled and
+// faulted in) are timed after one warm-up, three times, hot or flushed;
+// shorter ones after two warm-ups, at least five times (fifteen flushed).
+// The threshold is lowered to 20 ms so that a sleep stands in for such a call.
+TEST(CacheModel, LongCallsAreWarmedOnceAndTimedThrice) {
+  int calls = 0;
+  const auto sleepy = [&] {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  };
+  const double us = medianCallUs(sleepy, false, 20e3);
+  EXPECT_EQ(calls, 4);
+  EXPECT_GE(us, 25e3);
+  calls = 0;
+  int flushes = 0;
+  coldCallUs(sleepy, [&] { ++flushes; }, false, 20e3);
+  EXPECT_EQ(calls, 4);
+  EXPECT_EQ(flushes, 3);
+  // The same calls under the default threshold are short ones.
+  calls = flushes = 0;
+  medianCallUs(sleepy, true);
+  EXPECT_GE(calls, 7);
+  calls = 0;
+  coldCallUs(sleepy, [&] { ++flushes; }, false);
+  EXPECT_EQ(calls, 16);
+  EXPECT_EQ(flushes, 15);
 }
 
 // Where a profile's minutes went: its parts in order (and where its cache
