@@ -272,15 +272,19 @@ CacheSizes pickCacheSizes(const CacheSizes& sysfs, const CacheSizes& conf) {
   return c;
 }
 
-double cacheKeepsBytes(const MemoryFacts& m) {
-  double keeps = m.llc_bytes;
+// The first measured distance at which retention lost `share` of a buffer,
+// or 0 where none did.
+static double retentionDistance(const MemoryFacts& m, double share) {
   for (const SizePoint& r : m.retention) {
-    if (r.us >= 0.9) {
-      keeps = keeps > 0 ? std::min(keeps, r.bytes) : r.bytes;
-      break;
-    }
+    if (r.us >= share) return r.bytes;
   }
-  return keeps;
+  return 0;
+}
+
+double cacheKeepsBytes(const MemoryFacts& m) {
+  const double lost = retentionDistance(m, 0.9);
+  if (lost <= 0) return m.llc_bytes;
+  return m.llc_bytes > 0 ? std::min(m.llc_bytes, lost) : lost;
 }
 
 double flushBytes(const MemoryFacts& m) { return std::max(2 * cacheKeepsBytes(m), 16.0 * (1 << 20)); }
@@ -315,9 +319,8 @@ void measureFirstTouch(const ProfileOptions& o, HwProfile& hw) {
 
 // The distance at which the measured share first reaches one half, MiB.
 double retentionHalfMiB(const MemoryFacts& m) {
-  for (const SizePoint& r : m.retention) {
-    if (r.us >= 0.5) return r.bytes / (1 << 20);
-  }
+  const double half = retentionDistance(m, 0.5);
+  if (half > 0) return half / (1 << 20);
   return m.retention.empty() ? 0 : m.retention.back().bytes / (1 << 20);
 }
 

@@ -26,10 +26,16 @@ double stallShare() {
   return t.total_us > 0 ? std::max(0.0, 1 - t.median_us / t.total_us) : 0;
 }
 
-double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us) {
-  const double first_start = replay::nowUs();
+namespace {
+double callUs(const std::function<void()>& fn) {
+  const double t0 = replay::nowUs();
   fn();
-  const bool long_call = replay::nowUs() - first_start >= long_call_us;
+  return replay::nowUs() - t0;
+}
+}  // namespace
+
+double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us) {
+  const bool long_call = callUs(fn) >= long_call_us;
   if (!long_call) fn();
   const size_t min_samples = long_call ? 3 : 5;
   const double budget_us = quick ? 4e3 : 25e3;
@@ -37,9 +43,7 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
   const double start = replay::nowUs();
   while (samples.size() < min_samples ||
          (replay::nowUs() - start < budget_us && samples.size() < 2000)) {
-    const double t0 = replay::nowUs();
-    fn();
-    samples.push_back(replay::nowUs() - t0);
+    samples.push_back(callUs(fn));
   }
   double total = 0;
   for (const double s : samples) total += s;
@@ -52,15 +56,11 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
 
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,
                   bool quick, double long_call_us) {
-  const double first_start = replay::nowUs();
-  fn();
-  const bool long_call = replay::nowUs() - first_start >= long_call_us;
+  const bool long_call = callUs(fn) >= long_call_us;
   std::vector<double> samples;
   for (int i = 0; i < (long_call ? 3 : quick ? 5 : 15); ++i) {
     flush();
-    const double t0 = replay::nowUs();
-    fn();
-    samples.push_back(replay::nowUs() - t0);
+    samples.push_back(callUs(fn));
   }
   std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
   return samples[samples.size() / 2];
