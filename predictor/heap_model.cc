@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "predictor/heap_model.h"
 
+#include "predictor/hidden_buffers.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -143,6 +145,7 @@ struct Instance {
 struct Event {
   size_t instance = 0;
   bool alloc = true;
+  bool first_pass_only = false;  // an object the op's first call leaves
 };
 
 struct Timeline {
@@ -170,8 +173,9 @@ void eachTensor(const trace::Trace& t, const std::vector<trace::Value>& values, 
 
 class TimelineBuilder {
  public:
-  TimelineBuilder(const trace::Trace& t, const std::vector<std::vector<uint32_t>>& children)
-      : t_(t), children_(children) {}
+  TimelineBuilder(const trace::Trace& t, const std::vector<std::vector<uint32_t>>& children,
+                  int threads)
+      : t_(t), children_(children), threads_(threads) {}
 
   Timeline build(const std::vector<replay::SelectedNode>& steps) {
     tl_.events.resize(steps.size());
@@ -222,7 +226,43 @@ class TimelineBuilder {
     }
     std::stable_sort(ev.begin(), ev.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& e : ev) tl_.events[i].push_back(e.second);
+    std::vector<Event> events;
+    for (const auto& e : ev) events.push_back(e.second);
+    tl_.events[i] = withHiddenBuffers(i, node, std::move(events));
+  }
+
+  // The op's own buffers around its recorded outputs' allocations (those
+  // the script names move to where it names them; the others follow).
+  std::vector<Event> withHiddenBuffers(size_t i, const trace::Node& node, std::vector<Event> events) {
+    const std::vector<HiddenAction> script = hiddenBuffers(t_, node, threads_);
+    if (script.empty()) return events;
+    std::vector<Event> out;
+    std::vector<size_t> hidden;
+    for (const HiddenAction& a : script) {
+      if (a.kind == HiddenAction::kPersist) {
+        tl_.instances.push_back({a.bytes, true, i});
+        temps_.insert(tl_.instances.size() - 1);
+        out.push_back({tl_.instances.size() - 1, true, true});
+      } else if (a.kind == HiddenAction::kAlloc) {
+        tl_.instances.push_back({a.bytes, false, i});
+        hidden.push_back(tl_.instances.size() - 1);
+        temps_.insert(hidden.back());
+        out.push_back({hidden.back(), true});
+      } else if (a.kind == HiddenAction::kFree) {
+        out.push_back({hidden.at(a.index), false});
+      } else if (a.index < node.outputs.size() && node.outputs[a.index].kind == trace::ValueKind::kTensor) {
+        const auto cur = current_.find(t_.tensors[node.outputs[a.index].tensor].storage_id);
+        if (cur == current_.end()) continue;
+        const auto e = std::find_if(events.begin(), events.end(), [&](const Event& x) {
+          return x.alloc && x.instance == cur->second;
+        });
+        if (e == events.end()) continue;
+        out.push_back(*e);
+        events.erase(e);
+      }
+    }
+    out.insert(out.end(), events.begin(), events.end());
+    return out;
   }
 
   struct Local {
@@ -278,6 +318,7 @@ class TimelineBuilder {
 
   const trace::Trace& t_;
   const std::vector<std::vector<uint32_t>>& children_;
+  const int threads_;
   Timeline tl_;
   std::unordered_map<uint64_t, size_t> current_;  // storage id -> its live instance
   std::set<size_t> temps_;
@@ -287,8 +328,8 @@ class TimelineBuilder {
 std::vector<double> freshBytesPerStep(const trace::Trace& t,
                                       const std::vector<replay::SelectedNode>& steps,
                                       const std::vector<std::vector<uint32_t>>& children,
-                                      double start_threshold) {
-  const Timeline tl = TimelineBuilder(t, children).build(steps);
+                                      double start_threshold, int threads) {
+  const Timeline tl = TimelineBuilder(t, children, threads).build(steps);
   HeapModel heap(start_threshold);
   for (size_t k : tl.leaves) heap.allocate(k, tl.instances[k].bytes);
   std::vector<double> fresh(steps.size(), 0);
@@ -296,6 +337,7 @@ std::vector<double> freshBytesPerStep(const trace::Trace& t,
     for (size_t i = 0; i < steps.size(); ++i) {
       double bytes = 0;
       for (const Event& e : tl.events[i]) {
+        if (e.first_pass_only && pass > 0) continue;
         if (e.alloc) bytes += heap.allocate(e.instance, tl.instances[e.instance].bytes);
         else heap.release(e.instance);
       }

@@ -71,12 +71,15 @@ class HeapModel {
 // children whose storage is new; children's tensors that are not the node's
 // outputs are freed when the step ends, and every tensor the iteration
 // produced is freed after the last step that uses it.
+// An op's own buffers that the trace does not show (hidden_buffers.h) are
+// allocated and freed where the op's call does.
 // `start_threshold`: the replay process's mmap threshold before its
-// iterations (HeapModel's constructor).
+// iterations (HeapModel's constructor); `threads`: the replay's intra-op
+// threads.
 std::vector<double> freshBytesPerStep(const trace::Trace& trace,
                                       const std::vector<replay::SelectedNode>& steps,
                                       const std::vector<std::vector<uint32_t>>& children,
-                                      double start_threshold = 0);
+                                      double start_threshold = 0, int threads = 1);
 
 // This process's glibc mmap threshold: blocks asked for in steps of 2^(1/4)
 // from 128 KiB until one is mapped (mallinfo2's mapped bytes grow): the

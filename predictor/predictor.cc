@@ -93,7 +93,8 @@ class StepBuilder {
     profile_path_ = o.profile_path;
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
-    const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children(), o.heap_start_bytes);
+    const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children(), o.heap_start_bytes,
+                                                        hw_.identity.threads);
     const std::vector<double> cold = hw_.memory.retention.empty()
                                          ? coldInputShare(t_, sel, hw_.memory.llc_bytes)
                                          : coldInputShare(t_, sel, hw_.memory.retention);

@@ -127,5 +127,25 @@ TEST(HeapModel, ThePredictorChargesTheProfilesFirstTouchCostPerFreshPage) {
   EXPECT_NEAR(r.ops[1].us - cold.ranks.front().ops[1].us, r.ops[1].first_touch_us, 1e-6);
 }
 
+// A conv whose weight is beyond the 32 MiB ceiling: oneDNN's copy of the
+// weight, which the trace does not show, is a fresh mapping at every call.
+// Its other blocks (the input's copy, the blocked and the plain output, 1 MiB
+// each) may come warm from the heap.
+TEST(HeapModel, AConvsHiddenWeightCopyFaultsLikeAnOutput) {
+  TraceBuilder b;
+  const int64_t c = 2048;
+  const double weight = c * c * 9 * 4.0, activation = 8 * c * 4 * 4 * 4.0;
+  const auto x = b.tensor({8, c, 4, 4}), w = b.tensor({c, c, 3, 3}), y = b.tensor({8, c, 4, 4});
+  b.op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+       "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
+       {x, w, trace::makeNone(b.trace()), test::intList(b.trace(), {1, 1}),
+        test::intList(b.trace(), {1, 1}), test::intList(b.trace(), {1, 1}), trace::makeInt(b.trace(), 1)},
+       {y});
+  const std::vector<double> f = fresh(b.finish());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_GE(f[0], weight);
+  EXPECT_LE(f[0], weight + 3 * activation + 4 * 4096.0);
+}
+
 }  // namespace
 }  // namespace etb::predict
