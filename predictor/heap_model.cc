@@ -240,8 +240,7 @@ class TimelineBuilder {
     std::vector<size_t> hidden;
     for (const HiddenAction& a : script) {
       if (a.kind == HiddenAction::kPersist) {
-        tl_.instances.push_back({a.bytes, true, i});
-        temps_.insert(tl_.instances.size() - 1);
+        tl_.instances.push_back({a.bytes, true, i});  // a leaf: never freed
         out.push_back({tl_.instances.size() - 1, true, true});
       } else if (a.kind == HiddenAction::kAlloc) {
         tl_.instances.push_back({a.bytes, false, i});
