@@ -68,8 +68,24 @@ void Executor::hold(const at::Tensor& t, int delta) {
   }
 }
 
+void Executor::reserveRecords(size_t n) {
+  spare_.reserve(spare_.size() + n);
+  const size_t steps = plan_.steps.size();
+  for (size_t i = 0; i < n; ++i) {
+    IterationRecord rec;
+    for (std::vector<double>* v : {&rec.step_us, &rec.step_start, &rec.lead_us, &rec.call_us, &rec.faults}) {
+      v->reserve(steps);
+    }
+    spare_.push_back(std::move(rec));
+  }
+}
+
 IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
   IterationRecord rec;
+  if (!spare_.empty()) {
+    rec = std::move(spare_.back());
+    spare_.pop_back();
+  }
   rec.step_us.resize(plan_.steps.size());
   rec.step_start.resize(plan_.steps.size());
   if (track) {

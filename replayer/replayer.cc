@@ -225,6 +225,10 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     heap = matchHeapFaults(target, [&] { exec.runIteration(false, nullptr); });
   };
   std::vector<detail::IterationRecord> untracked, fault_counted;
+  untracked.reserve(static_cast<size_t>(options.warmup));
+  fault_counted.reserve(static_cast<size_t>(options.warmup));
+  // Every record now, before the first iteration (Executor::reserveRecords).
+  exec.reserveRecords(static_cast<size_t>(options.warmup + options.iters * (host ? 2 : 1)));
   for (int i = 0; i < options.warmup; ++i) {
     // Host-time emulation measures the replay's own gaps in these: no
     // fault counting there (two system calls per step).
@@ -254,6 +258,8 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   SystemSampler sampler(popts.device.is_cuda() ? popts.device.index() : 0);
   sampler.start();
   std::vector<detail::IterationRecord> records, host_records;
+  records.reserve(static_cast<size_t>(options.iters));
+  if (host) host_records.reserve(static_cast<size_t>(options.iters));
   for (int i = 0; i < options.iters; ++i) {
     const bool first = options.warmup == 0 && i == 0;
     records.push_back(exec.runIteration(first, first ? diag : nullptr));
