@@ -102,7 +102,6 @@ void HeapModel::release(uint64_t key) {
   }
   auto it = chunks_.find(l.where);
   if (it == chunks_.end()) return;
-  const double freed = it->second.size;
   it->second.free = true;
   const auto next = std::next(it);
   if (next != chunks_.end() && next->second.free) {
@@ -114,11 +113,13 @@ void HeapModel::release(uint64_t key) {
     if (prev->second.free) {
       prev->second.size += it->second.size;
       chunks_.erase(it);
+      it = prev;
     }
   }
-  // glibc looks at the top only when the freed chunk is large
-  // (FASTBIN_CONSOLIDATION_THRESHOLD, 64 KiB).
-  if (freed >= 64 * 1024) maybeTrim();
+  // glibc looks at the top only when the free chunk, merged with its free
+  // neighbours, is large (_int_free: FASTBIN_CONSOLIDATION_THRESHOLD,
+  // 64 KiB): a small tensor freed next to a large free chunk checks it too.
+  if (it->second.size >= 64 * 1024) maybeTrim();
 }
 
 void HeapModel::maybeTrim() {
@@ -324,27 +325,44 @@ class TimelineBuilder {
 };
 }  // namespace
 
+HeapScript heapScript(const trace::Trace& t, const std::vector<replay::SelectedNode>& steps,
+                      const std::vector<std::vector<uint32_t>>& children, int threads) {
+  const Timeline tl = TimelineBuilder(t, children, threads).build(steps);
+  HeapScript script;
+  for (size_t k : tl.leaves) script.leaves.push_back({k, tl.instances[k].bytes, true, false});
+  script.steps.resize(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (const Event& e : tl.events[i]) {
+      script.steps[i].push_back({e.instance, tl.instances[e.instance].bytes, e.alloc, e.first_pass_only});
+    }
+    for (size_t k : tl.frees[i]) script.steps[i].push_back({k, tl.instances[k].bytes, false, false});
+  }
+  return script;
+}
+
+std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int passes,
+                                                   double start_threshold) {
+  HeapModel heap(start_threshold);
+  for (const HeapCall& c : script.leaves) heap.allocate(c.key, c.bytes);
+  std::vector<std::vector<double>> fresh(passes, std::vector<double>(script.steps.size(), 0));
+  for (int pass = 0; pass < passes; ++pass) {
+    for (size_t i = 0; i < script.steps.size(); ++i) {
+      for (const HeapCall& c : script.steps[i]) {
+        if (c.first_pass_only && pass > 0) continue;
+        if (c.alloc) fresh[pass][i] += heap.allocate(c.key, c.bytes);
+        else heap.release(c.key);
+      }
+    }
+  }
+  return fresh;
+}
+
 std::vector<double> freshBytesPerStep(const trace::Trace& t,
                                       const std::vector<replay::SelectedNode>& steps,
                                       const std::vector<std::vector<uint32_t>>& children,
                                       double start_threshold, int threads) {
-  const Timeline tl = TimelineBuilder(t, children, threads).build(steps);
-  HeapModel heap(start_threshold);
-  for (size_t k : tl.leaves) heap.allocate(k, tl.instances[k].bytes);
-  std::vector<double> fresh(steps.size(), 0);
-  for (int pass = 0; pass < 3; ++pass) {  // et_replay's warm-up, then a timed iteration
-    for (size_t i = 0; i < steps.size(); ++i) {
-      double bytes = 0;
-      for (const Event& e : tl.events[i]) {
-        if (e.first_pass_only && pass > 0) continue;
-        if (e.alloc) bytes += heap.allocate(e.instance, tl.instances[e.instance].bytes);
-        else heap.release(e.instance);
-      }
-      for (size_t k : tl.frees[i]) heap.release(k);
-      fresh[i] = bytes;
-    }
-  }
-  return fresh;
+  // et_replay's two warm-up iterations, then a timed one.
+  return freshBytesPerPass(heapScript(t, steps, children, threads), 3, start_threshold).back();
 }
 
 }  // namespace etb::predict

@@ -65,6 +65,28 @@ class HeapModel {
   double mmap_threshold_ = kInitial, trim_threshold_ = kInitial;
 };
 
+// The heap calls et_replay makes for the trace's tensors, in order: the
+// leaves (allocated before the iterations and kept), then one iteration's
+// calls per selected step. A call with `first_pass_only` is made in the
+// first iteration only (an object the op's first call leaves behind).
+struct HeapCall {
+  size_t key = 0;  // one storage instance: an allocation and its free share it
+  double bytes = 0;
+  bool alloc = true;
+  bool first_pass_only = false;
+};
+struct HeapScript {
+  std::vector<HeapCall> leaves;
+  std::vector<std::vector<HeapCall>> steps;
+};
+HeapScript heapScript(const trace::Trace& trace, const std::vector<replay::SelectedNode>& steps,
+                      const std::vector<std::vector<uint32_t>>& children, int threads = 1);
+
+// HeapModel run over `passes` iterations of the script: the fresh bytes of
+// each step in each pass.
+std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int passes,
+                                                   double start_threshold = 0);
+
 // Fresh bytes each selected step of one iteration touches, as et_replay runs
 // it (warm-up iterations first: the returned figures are of a later one).
 // A step allocates the outputs of its node and of the node's recorded

@@ -53,6 +53,22 @@ TEST(HeapModel, FreeSpaceAtTheTopBeyondTheTrimThresholdIsReturnedAndFaultsAgain)
   EXPECT_NEAR(h.allocate(5, 3 * kMiB), 3 * kMiB - 128 * 1024, 64);
 }
 
+// malloc.c's _int_free checks the top after merging: the size it compares
+// with FASTBIN_CONSOLIDATION_THRESHOLD (64 KiB) is the freed chunk merged
+// with its free neighbours, so a small block freed between a large free
+// chunk and the top trims the heap.
+TEST(HeapModel, ASmallFreeThatJoinsLargeFreeSpaceToTheTopTrimsIt) {
+  HeapModel h;
+  h.allocate(1, 4 * kMiB);
+  h.release(1);  // threshold 4 MiB, trim threshold 8 MiB
+  for (uint64_t k = 2; k < 5; ++k) h.allocate(k, 3 * kMiB);
+  h.allocate(5, 16 * 1024);                      // between them and the top
+  for (uint64_t k = 2; k < 5; ++k) h.release(k);  // 9 MiB free, held off the top
+  EXPECT_GT(h.heapBytes(), 9 * kMiB);
+  h.release(5);  // 16 KiB freed: merged, 9 MiB reach the top
+  EXPECT_LT(h.heapBytes(), 1 * kMiB);
+}
+
 TEST(HeapModel, BlocksAboveThe32MiBCeilingAreMappedEveryTime) {
   HeapModel h;
   const double b = 40 * kMiB;
