@@ -80,6 +80,8 @@ void Executor::reserveRecords(size_t n) {
   }
 }
 
+void Executor::recycle(IterationRecord rec) { spare_.push_back(std::move(rec)); }
+
 IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
   IterationRecord rec;
   if (!spare_.empty()) {

@@ -222,7 +222,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     const double target = options.original_system
                               ? options.original_system->metrics.minor_faults_per_iter
                               : -1;
-    heap = matchHeapFaults(target, [&] { exec.runIteration(false, nullptr); });
+    heap = matchHeapFaults(target, [&] { exec.recycle(exec.runIteration(false, nullptr)); });
   };
   std::vector<detail::IterationRecord> untracked, fault_counted;
   untracked.reserve(static_cast<size_t>(options.warmup));
