@@ -53,10 +53,10 @@ class Executor {
 
   // Sizes the records of the next `n` iterations now. An iteration's record
   // allocated as it starts outlives it, and glibc places such small blocks
-  // among the ops' freed tensors and at the heap's top, where they keep it
-  // from shrinking: the replay then faulted as its own bookkeeping, not the
-  // workload, laid out the heap (mlp: 1,011 faults per iteration against
-  // 4,800 for the ops' allocations alone).
+  // among the ops' freed tensors or at the heap's top, where they can keep
+  // it from shrinking: the heap the ops ran on then followed the replayer's
+  // bookkeeping. Sized up front, no block outlives an iteration but the
+  // ops' own (an allocation log of mlp's last three iterations).
   void reserveRecords(size_t n);
   // Gives a record whose figures are not kept back for a later iteration
   // (the heap match's probe iterations), so that those take none of the
