@@ -5,12 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <set>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 namespace etb::predict {
 
@@ -19,20 +15,6 @@ HeapModel::HeapModel(double mmap_threshold) {
     mmap_threshold_ = std::min(mmap_threshold, kMmapMax);
     trim_threshold_ = 2 * mmap_threshold_;
   }
-}
-
-double probeMmapThreshold() {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  for (double s = HeapModel::kInitial; s <= HeapModel::kMmapMax * 1.01; s *= 1.189207115002721) {
-    const size_t before = mallinfo2().hblkhd;
-    // volatile: a malloc whose pointer is only freed may be elided.
-    void* volatile p = std::malloc(static_cast<size_t>(s));
-    const size_t after = mallinfo2().hblkhd;
-    std::free(p);
-    if (after > before) return s;
-  }
-#endif
-  return 0;
 }
 
 // glibc's _int_malloc serves a request from the bins, then from the top

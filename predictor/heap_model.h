@@ -103,17 +103,4 @@ std::vector<double> freshBytesPerStep(const trace::Trace& trace,
                                       const std::vector<std::vector<uint32_t>>& children,
                                       double start_threshold = 0, int threads = 1);
 
-// This process's glibc mmap threshold: blocks asked for in steps of 2^(1/4)
-// from 128 KiB until one is mapped (mallinfo2's mapped bytes grow): the
-// first step at or above the threshold, or the next one where the probe's
-// own smaller blocks (freed to the top of the heap) left a top that serves
-// it. Freeing the mapped block raises the threshold to its size: the probe
-// leaves it one or two steps above where it was.
-// The trace reader's freed buffers set where a process's heap starts:
-// et_replay reads the trace with the same reader as et_predict, and the
-// probe read the same threshold in both, or one step apart, on every fleet
-// sample (0.4-3 MiB). 0 without glibc's mallinfo2, or when nothing up to
-// 32 MiB was mapped.
-double probeMmapThreshold();
-
 }  // namespace etb::predict

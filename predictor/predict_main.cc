@@ -16,6 +16,7 @@
 #include "core/tools/tool_main.h"
 #include "core/trace_io.h"
 #include "predictor/heap_model.h"
+#include "replayer/heap_match.h"
 #include "predictor/predict_report.h"
 #include "predictor/predictor.h"
 
@@ -70,8 +71,10 @@ int predictMain(Flags& f, int argc, char** argv) {
   std::vector<trace::Trace> traces = readAll(f);
   // et_replay reads the trace with the same reader: its heap starts where
   // ours is now (on lstm the model charged 1,035 fresh pages per iteration
-  // from a new process's thresholds; the replay faulted 120-364).
-  f.options.heap_start_bytes = predict::probeMmapThreshold();
+  // from a new process's thresholds; the replay faulted 120-364). The
+  // trace reader's freed buffers set it: et_replay and et_predict read the
+  // same threshold, or one step apart, on every fleet sample (0.4-3 MiB).
+  f.options.heap_start_bytes = replay::probeMmapThreshold();
   std::vector<const trace::Trace*> ptrs;
   for (const trace::Trace& t : traces) ptrs.push_back(&t);
   const predict::Prediction p = predict::predictIteration(ptrs, hw, f.options);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -28,6 +29,11 @@ constexpr int kProbes = 5;
 constexpr int kSettle = 1;
 constexpr int kCounted = 2;
 constexpr int kFinalCounted = 3;
+// glibc's threshold: its default, its adjustment's ceiling (64-bit), and
+// the finer steps by which the match reads its own.
+constexpr double kInitialThreshold = 128.0 * 1024;
+constexpr size_t kMmapMax = size_t{32} << 20;
+constexpr double kEighthOctave = 1.0905077326652577;  // 2^(1/8)
 // Below this share of an iteration, what the fault counts part by is left as
 // it is: a fixed threshold is not free either (glibc stops adapting).
 constexpr double kWorthShare = 0.03;
@@ -57,6 +63,10 @@ bool setThresholds(size_t mmap_threshold) {
   (void)mmap_threshold;
   return false;
 #endif
+}
+
+size_t pageRound(double bytes) {
+  return static_cast<size_t>(std::ceil(bytes / 4096)) * 4096;
 }
 
 void runPlain(const std::function<void()>& run_iteration, int iterations) {
@@ -100,6 +110,22 @@ std::vector<size_t> heapThresholds() {
 
 }  // namespace detail
 
+double probeMmapThreshold(double step) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  for (double s = kInitialThreshold; s <= kMmapMax * 1.01; s *= step) {
+    const size_t before = mallinfo2().hblkhd;
+    // volatile: a malloc whose pointer is only freed may be elided.
+    void* volatile p = std::malloc(static_cast<size_t>(s));
+    const size_t after = mallinfo2().hblkhd;
+    std::free(p);
+    if (after > before) return s;
+  }
+#else
+  (void)step;
+#endif
+  return 0;
+}
+
 int heapMatchIterations() {
   return kStartSettle + kStartCounted + kProbes * (kSettle + kCounted) + kSettle + kFinalCounted;
 }
@@ -128,15 +154,31 @@ HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iterat
     runPlain(run_iteration, left);
     return m;
   }
-  const std::vector<size_t> sizes = detail::heapThresholds();
-  size_t lo = 0, hi = sizes.size() - 1;
-  bool accepted = true;  // by mallopt (glibc takes any size up to 32 MiB)
-  for (int p = 0; p < kProbes; ++p) {
+  // glibc's own threshold, fixed where it stands (the probe's finer steps:
+  // 2^(1/8)), is the first probe and the one kept unless another comes
+  // nearer; the rest search the ladder on the side the original lies on.
+  const double own = probeMmapThreshold(kEighthOctave);
+  m.glibc_threshold = own > 0 ? pageRound(own) : kMmapMax;
+  bool accepted = setThresholds(m.glibc_threshold);
+  m.probes.push_back({m.glibc_threshold, countFaults(run_iteration, kSettle, kCounted)});
+  std::vector<size_t> side;
+  const bool fewer = m.probes.front().faults > m.target_faults;  // a larger threshold keeps more
+  for (size_t s : detail::heapThresholds()) {
+    if (fewer ? s > m.glibc_threshold : s < m.glibc_threshold) side.push_back(s);
+  }
+  size_t lo = 0, hi = side.empty() ? 0 : side.size() - 1;
+  for (int p = 1; p < kProbes; ++p) {
     const size_t mid = (lo + hi) / 2;
-    accepted = setThresholds(sizes[mid]) && accepted;
+    const bool seen = side.empty() || std::any_of(m.probes.begin(), m.probes.end(), [&](const auto& q) {
+                        return q.mmap_threshold == side[mid];
+                      });
+    if (seen) {  // the search has closed: the iterations still run
+      runPlain(run_iteration, kSettle + kCounted);
+      continue;
+    }
+    accepted = setThresholds(side[mid]) && accepted;
     const double f = countFaults(run_iteration, kSettle, kCounted);
-    m.probes.push_back({sizes[mid], f});
-    // More faults than the original: a larger threshold keeps more memory.
+    m.probes.push_back({side[mid], f});
     if (f > target) lo = std::min(mid + 1, hi);
     else hi = mid;
   }

@@ -26,6 +26,7 @@ struct HeapMatch {
   double target_faults = -1;  // the original's per iteration
   double start_faults = -1;   // the replay's with glibc's own thresholds
   size_t mmap_threshold = 0;  // set (trim threshold twice that); 0 = left to glibc
+  size_t glibc_threshold = 0; // glibc's own, read before any was set (0: not read)
   double faults = -1;         // the replay's at the chosen threshold
   double fault_us = -1;       // one fault's cost, measured here
   double iteration_ms = 0;    // the replay's, with glibc's own thresholds
@@ -41,8 +42,27 @@ struct HeapMatch {
 // outcome, so that the ranks of a job stay in step (each matches its own
 // original). `target` < 0 (no sidecar figure) or a C library other than
 // glibc leave the heap as it is, with the reason in `note`.
+// Setting a threshold ends glibc's own adjustment for good, so the first
+// probe fixes glibc's own threshold where it stands (probeMmapThreshold) and
+// the others search the side of it the original lies on: a threshold is
+// kept only where it came nearer to the original than glibc's own. (Probing
+// the sqrt(2) ladder alone once kept 32,774 faults per iteration for
+// resnet18 against the original's 20,058, where glibc's own gave 18,842:
+// the count falls off a cliff between two steps of the ladder, and glibc's
+// threshold sat between them.)
 HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iteration);
 int heapMatchIterations();
+
+// This process's glibc mmap threshold: blocks asked for in steps of `step`
+// (a ratio) from 128 KiB until one is mapped (mallinfo2's mapped bytes
+// grow): the first step at or above the threshold, or the next one where
+// the probe's own smaller blocks (freed to the top of the heap) left a top
+// that serves it. Freeing the mapped block raises a threshold glibc still
+// adjusts to that block's size: the probe leaves it a step or two above
+// where it was. 0 without glibc's mallinfo2 (glibc < 2.33), or when nothing
+// up to 32 MiB was mapped.
+inline constexpr double kQuarterOctave = 1.189207115002721;  // 2^(1/4)
+double probeMmapThreshold(double step = kQuarterOctave);
 
 namespace detail {
 // Whether the faults the replay takes beyond (or short of) the original's

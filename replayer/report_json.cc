@@ -158,6 +158,7 @@ json heapJson(const HeapMatch& h) {
   for (const HeapMatch::Probe& p : h.probes) {
     j["probes"].push_back({{"mmap_threshold_bytes", p.mmap_threshold}, {"faults_per_iter", p.faults}});
   }
+  if (h.glibc_threshold > 0) j["glibc_mmap_threshold_bytes"] = h.glibc_threshold;
   if (!h.note.empty()) j["note"] = h.note;
   return j;
 }

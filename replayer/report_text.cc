@@ -346,7 +346,9 @@ void printHeap(const HeapMatch& h, std::ostream& os) {
   os << "mmap threshold " << formatBytes(h.mmap_threshold) << ", trim threshold "
      << formatBytes(2 * h.mmap_threshold) << ": " << faults(h.faults)
      << " faults/iter against the original's " << faults(h.target_faults) << " (glibc's own "
-     << faults(h.start_faults) << ", a fault costs " << formatDuration(h.fault_us)
+     << faults(h.start_faults);
+  if (h.glibc_threshold > 0) os << " at " << formatBytes(h.glibc_threshold);
+  os << ", a fault costs " << formatDuration(h.fault_us)
      << " here; probed";
   for (const HeapMatch::Probe& p : h.probes) {
     os << " " << formatBytes(p.mmap_threshold) << ":" << faults(p.faults);

@@ -103,6 +103,45 @@ TEST(HeapMatch, LowersTheThresholdWhenTheOriginalFaultedMore) {
       ::testing::ExitedWithCode(0), "");
 }
 
+// Two blocks a step of the ladder apart: with the threshold between them
+// (3.3 MiB, set before the match, so glibc's own) only the larger is mapped
+// afresh each iteration; at the ladder's 2.83 MiB both are, at 4 MiB
+// neither. An original between the first two counts is nearer glibc's own
+// than any step: the match keeps it. (A search of the ladder alone kept
+// 2.83 MiB: both blocks' faults, further off than where it started.)
+constexpr size_t kBelow = size_t{3} << 20, kAbove = size_t{3850} << 10;
+constexpr double kAbovePages = kAbove / 4096.0;
+
+void touchPages(size_t bytes) {
+  auto* p = static_cast<volatile unsigned char*>(std::malloc(bytes));
+  for (size_t i = 0; i < bytes; i += 4096) p[i] = 1;  // one write per page: faults, little else
+  std::free(const_cast<unsigned char*>(p));
+}
+
+TEST(HeapMatch, KeepsGlibcsOwnThresholdWhenNoStepComesNearer) {
+  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EXIT(
+      {
+        mallopt(M_MMAP_THRESHOLD, static_cast<int>(3.3 * (1 << 20)));
+        mallopt(M_TRIM_THRESHOLD, static_cast<int>(6.6 * (1 << 20)));
+        const double both = (kBelow + kAbove) / 4096.0;
+        const double target = kAbovePages + 0.4 * (both - kAbovePages);
+        const HeapMatch m = matchHeapFaults(target, [] {
+          touchPages(kBelow);
+          touchPages(kAbove);
+        });
+        std::fprintf(stderr, "start %.0f, glibc's %zu, chosen %zu, faults %.0f, target %.0f;", m.start_faults,
+                     m.glibc_threshold, m.mmap_threshold, m.faults, target);
+        for (const HeapMatch::Probe& p : m.probes) std::fprintf(stderr, " %zu:%.0f", p.mmap_threshold, p.faults);
+        std::fprintf(stderr, "\n");
+        const bool ok = m.glibc_threshold > kBelow && m.glibc_threshold < kAbove &&
+                        m.mmap_threshold == m.glibc_threshold && m.probes.size() >= 2 &&
+                        std::fabs(m.faults - kAbovePages) < 0.1 * kAbovePages;
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 // 1000 faults more than the original at 1 us each: 1 ms, worth it in a 20 ms
 // iteration (5%), not in a 50 ms one (2%); fewer counts the same.
 TEST(HeapMatch, MatchesOnlyWhatCostsThreePercentOfAnIteration) {

@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "predictor/heap_model.h"
+#include "replayer/heap_match.h"
 
-namespace etb::predict {
+namespace etb::replay {
 namespace {
 
 TEST(HeapProbe, ReadsTheThresholdAFreedMappingSet) {
@@ -42,4 +42,4 @@ TEST(HeapProbe, ReadsTheThresholdAFreedMappingSet) {
 }
 
 }  // namespace
-}  // namespace etb::predict
+}  // namespace etb::replay
