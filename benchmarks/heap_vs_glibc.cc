@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// etb_heap_vs_glibc [--start BYTES] [--passes N] [SAMPLE...]
+// etb_heap_vs_glibc [--start BYTES] [--passes N] [--keep DIR] [SAMPLE...]
 // The heap model against glibc itself. For each fleet sample, the heap
 // script et_predict builds (predictor/heap_model.h: the calls et_replay's
 // tensors make) is played through this machine's malloc in a new process
@@ -8,7 +8,8 @@
 // what et_predict charges (et_replay's two warm-ups come first). The
 // glibc side is counted by the kernel, so it is the reference the model is
 // measured against; what it leaves out is the real replay's own small
-// objects (benchmarks/RESULTS.md, 2026-11-26).
+// objects (benchmarks/RESULTS.md, 2026-11-26). --keep DIR leaves each
+// sample's script there (DIR/SAMPLE.heap.txt) for etb_heap_play.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -43,8 +44,11 @@ std::string scriptText(const HeapScript& s, int passes) {
   return out.str();
 }
 
-std::vector<long> glibcFaults(const std::string& script, const std::string& name, double start) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("etb_heap_" + name + ".txt");
+std::vector<long> glibcFaults(const std::string& script, const std::string& name, double start,
+                              const std::string& keep) {
+  const std::filesystem::path path =
+      keep.empty() ? std::filesystem::temp_directory_path() / ("etb_heap_" + name + ".txt")
+                   : std::filesystem::path(keep) / (name + ".heap.txt");
   std::ofstream(path) << script;
   const std::string cmd = std::string(ETB_HEAP_PLAY) + " " + std::to_string(start) + " < " + path.string();
   std::vector<long> faults;
@@ -54,7 +58,7 @@ std::vector<long> glibcFaults(const std::string& script, const std::string& name
     while (std::fscanf(p, " pass %d faults %ld", &pass, &n) == 2) faults.push_back(n);
     pclose(p);
   }
-  std::filesystem::remove(path);
+  if (keep.empty()) std::filesystem::remove(path);
   return faults;
 }
 }  // namespace
@@ -62,11 +66,13 @@ std::vector<long> glibcFaults(const std::string& script, const std::string& name
 int main(int argc, char** argv) {
   double start = 1 << 20;  // as a trace read leaves the mmap threshold (0.4-3 MiB)
   int passes = 5;
+  std::string keep;
   std::vector<std::string> samples;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--start" && i + 1 < argc) start = std::atof(argv[++i]);
     else if (a == "--passes" && i + 1 < argc) passes = std::atoi(argv[++i]);
+    else if (a == "--keep" && i + 1 < argc) keep = argv[++i];
     else samples.push_back(a);
   }
   if (samples.empty()) samples = {"mlp", "resnet18", "transformer", "dlrm", "lstm", "gpt", "conv_adamw"};
@@ -83,7 +89,7 @@ int main(int argc, char** argv) {
     const auto sel = etb::replay::selectNodes(t, etb::replay::chooseIteration(t, 0));
     const HeapScript script = etb::predict::heapScript(t, sel, t.children());
     const auto model = etb::predict::freshBytesPerPass(script, passes, start);
-    const std::vector<long> glibc = glibcFaults(scriptText(script, passes), name, start);
+    const std::vector<long> glibc = glibcFaults(scriptText(script, passes), name, start, keep);
     std::printf("%-12s", name.c_str());
     for (int pass = 0; pass < passes; ++pass) {
       double pages = 0;
