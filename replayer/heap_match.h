@@ -53,15 +53,15 @@ struct HeapMatch {
 HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iteration);
 int heapMatchIterations();
 
+inline constexpr double kQuarterOctave = 1.189207115002721;  // 2^(1/4)
+
 // This process's glibc mmap threshold: blocks asked for in steps of `step`
 // (a ratio) from 128 KiB until one is mapped (mallinfo2's mapped bytes
-// grow): the first step at or above the threshold, or the next one where
-// the probe's own smaller blocks (freed to the top of the heap) left a top
-// that serves it. Freeing the mapped block raises a threshold glibc still
-// adjusts to that block's size: the probe leaves it a step or two above
-// where it was. 0 without glibc's mallinfo2 (glibc < 2.33), or when nothing
-// up to 32 MiB was mapped.
-inline constexpr double kQuarterOctave = 1.189207115002721;  // 2^(1/4)
+// grow), in a thread with a new arena, whose free chunks cannot serve them:
+// the first step at or above the threshold. Freeing the mapped block raises
+// a threshold glibc still adjusts to that block's size: the probe leaves it
+// a step above where it was. 0 without glibc's mallinfo2 (glibc < 2.33),
+// or when nothing up to 32 MiB was mapped.
 double probeMmapThreshold(double step = kQuarterOctave);
 
 namespace detail {
