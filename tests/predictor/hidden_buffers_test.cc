@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -32,7 +33,17 @@ class Recorder final : public c10::Allocator {
     static Recorder r;
     return r;
   }
-  c10::DataPtr allocate(size_t n) const override {
+  // libtorch 2.x made c10::Allocator::allocate non-const (1.13's is const) and added a pure
+  // copy_data: both forms are declared, without `override`, so that this builds on either.
+  c10::DataPtr allocate(size_t n) const { return take(n); }
+  c10::DataPtr allocate(size_t n) { return take(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const {
+    if (count > 0) std::memcpy(dest, src, count);
+  }
+  c10::DeleterFnPtr raw_deleter() const { return &release; }
+
+ private:
+  c10::DataPtr take(size_t n) const {
     void* p = nullptr;
     if (posix_memalign(&p, 64, std::max<size_t>(n, 1)) != 0) throw std::bad_alloc();
     std::lock_guard<std::mutex> lock(mu_);
@@ -42,8 +53,8 @@ class Recorder final : public c10::Allocator {
     // requires it.
     return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
+ public:
   // Runs `fn` with this allocator in place; returns its log.
   template <typename Fn>
   std::vector<double> record(Fn fn) {
