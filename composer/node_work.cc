@@ -17,7 +17,8 @@ uint64_t bytes(const trace::Trace& t, const Value& v) {
   uint64_t n = 0;
   if (v.kind == trace::ValueKind::kTensor) {
     const trace::TensorRef& r = t.tensors[v.tensor];
-    n = r.numel * (r.itemsize > 0 ? r.itemsize : 4);
+    const int item = trace::itemBytes(r);
+    n = r.numel * static_cast<uint64_t>(item > 0 ? item : 4);
   }
   for (const Value& x : v.items) n += bytes(t, x);
   return n;

@@ -139,7 +139,7 @@ struct Timeline {
 };
 
 double storageBytes(const trace::TensorRef& r) {
-  const double item = r.itemsize > 0 ? r.itemsize : std::max(trace::dtypeSize(r.dtype), 1);
+  const double item = std::max(trace::itemBytes(r), 1);
   return static_cast<double>(r.offset + r.numel) * item;
 }
 

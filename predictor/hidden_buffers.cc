@@ -15,8 +15,7 @@ const trace::TensorRef* tensorAt(const trace::Trace& t, const trace::Node& n, si
 }
 
 double bytesOf(const trace::TensorRef& r) {
-  const int item = r.itemsize > 0 ? static_cast<int>(r.itemsize) : trace::dtypeSize(r.dtype);
-  return static_cast<double>(r.numel) * item;
+  return static_cast<double>(r.numel) * trace::itemBytes(r);
 }
 
 // An int list argument (stride, padding, dilation); empty when absent.

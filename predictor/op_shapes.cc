@@ -16,7 +16,7 @@ double product(const std::vector<int64_t>& v, size_t from, size_t to) {
 TensorFacts factsOf(const trace::Trace& t, const trace::TensorRef& r, size_t arg) {
   TensorFacts f;
   f.shape = t.list(r.shape);
-  const int item = r.itemsize > 0 ? static_cast<int>(r.itemsize) : trace::dtypeSize(r.dtype);
+  const int item = trace::itemBytes(r);
   f.numel = product(f.shape, 0, f.shape.size());
   f.bytes = f.numel * (item > 0 ? item : 4);
   f.tensor_id = r.tensor_id;

@@ -16,7 +16,7 @@ std::map<uint64_t, double> storagesOf(const trace::Trace& t, const std::vector<t
   const auto add = [&](const trace::Value& v) {
     if (v.kind != trace::ValueKind::kTensor) return;
     const trace::TensorRef& r = t.tensors[v.tensor];
-    const double item = r.itemsize > 0 ? r.itemsize : std::max(trace::dtypeSize(r.dtype), 1);
+    const double item = std::max(trace::itemBytes(r), 1);
     const double bytes = static_cast<double>(r.numel) * item;
     if (bytes > 0) out[r.storage_id] = std::max(out[r.storage_id], bytes);
   };

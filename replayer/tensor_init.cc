@@ -17,8 +17,7 @@ namespace etb::replay::detail {
 namespace {
 
 int64_t elementSize(const trace::TensorRef& r) {
-  if (r.itemsize > 0) return r.itemsize;
-  const int s = trace::dtypeSize(r.dtype);
+  const int s = trace::itemBytes(r);
   return s > 0 ? s : 4;
 }
 

@@ -136,6 +136,10 @@ std::string_view dtypeName(DType dtype) {
 
 int dtypeSize(DType dtype) { return kDTypes[static_cast<size_t>(dtype)].size; }
 
+int itemBytes(const TensorRef& r) {
+  return r.itemsize > 0 ? static_cast<int>(r.itemsize) : dtypeSize(r.dtype);
+}
+
 CommType parseCommType(std::string_view name) {
   // "nccl:all_reduce" -> "allreduce"; "_allgather_base" -> "allgatherbase".
   const size_t colon = name.rfind(':');

@@ -61,6 +61,10 @@ struct TensorRef {
   ListId strides = 0;
 };
 
+// Bytes per element: the recorded itemsize, else its dtype's; 0 when
+// neither is known (each caller says what it assumes then).
+int itemBytes(const TensorRef& r);
+
 enum class ValueKind : uint8_t {
   kNone,    // "<None>" / null
   kInt,     // Int, and ScalarType/Layout/MemoryFormat recorded as Int
