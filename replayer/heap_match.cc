@@ -238,6 +238,13 @@ HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iterat
   m.faults = countFaults(run_iteration, kSettle, kFinalCounted);
   if (accepted) {
     m.mmap_threshold = best->mmap_threshold;
+    // A count at one threshold follows the heap's layout, which the probes
+    // before it left: the final one can part from its probe's. glibc's own
+    // adjustment cannot be had back; the report says so.
+    if (std::fabs(m.faults - target) > std::fabs(m.start_faults - target)) {
+      m.note = "the chosen threshold faulted further from the original than glibc's own once set "
+               "(the heap the probes left differs from the one they measured)";
+    }
   } else {
     m.note = "mallopt refused a threshold: the heap's are not known";
   }

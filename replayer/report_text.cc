@@ -354,6 +354,7 @@ void printHeap(const HeapMatch& h, std::ostream& os) {
     os << " " << formatBytes(p.mmap_threshold) << ":" << faults(p.faults);
   }
   os << ")\n";
+  if (!h.note.empty()) os << "#   " << h.note << "\n";
 }
 
 void printReport(const ReplayResult& result, std::ostream& os,
