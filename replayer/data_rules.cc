@@ -2,6 +2,7 @@
 #include "replayer/data_rules.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <array>
@@ -253,6 +254,27 @@ std::vector<int64_t> packedLengthsOf(const trace::Trace& trace, const trace::Nod
   return packedLengths(batch, std::min((*sizes)[0], steps), (*data)[0]);
 }
 
+// libtorch 2.4 took the device type into one set of autocast calls and
+// deprecated the per-device ones 1.13 has.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+AutocastScope::AutocastScope(at::ScalarType dtype, at::Device device) {
+  if (dtype == at::ScalarType::Undefined) return;
+  active_ = true;
+  cpu_ = device.is_cpu();
+  const at::DeviceType type = cpu_ ? at::kCPU : at::kCUDA;
+  was_enabled_ = at::autocast::is_autocast_enabled(type);
+  was_dtype_ = at::autocast::get_autocast_dtype(type);
+  at::autocast::set_autocast_dtype(type, dtype);
+  at::autocast::set_autocast_enabled(type, true);
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  const at::DeviceType type = cpu_ ? at::kCPU : at::kCUDA;
+  at::autocast::set_autocast_enabled(type, was_enabled_);
+  at::autocast::set_autocast_dtype(type, was_dtype_);
+}
+#else
 AutocastScope::AutocastScope(at::ScalarType dtype, at::Device device) {
   if (dtype == at::ScalarType::Undefined) return;
   active_ = true;
@@ -280,6 +302,7 @@ AutocastScope::~AutocastScope() {
     at::autocast::set_autocast_gpu_dtype(was_dtype_);
   }
 }
+#endif
 
 bool isSparseRef(const trace::Trace& trace, const trace::TensorRef& ref) {
   const auto& shape = trace.list(ref.shape);

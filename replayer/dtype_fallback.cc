@@ -33,7 +33,9 @@ class Widener {
     if (v.isTensor()) return widenTensor(v.toTensor());
     if (v.isTensorList()) {
       c10::List<at::Tensor> out;
-      for (const at::Tensor& t : v.toTensorList()) out.push_back(widenTensor(t));
+      // By index: the list's elements are proxies (a reference to one dangles).
+      const c10::List<at::Tensor> in = v.toTensorList();
+      for (size_t i = 0; i < in.size(); ++i) out.push_back(widenTensor(in.get(i)));
       return out;
     }
     if (v.isList() && isOptionalTensorList(arg)) {
