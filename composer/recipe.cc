@@ -23,8 +23,9 @@ std::string relativeTo(const std::string& dir, const std::string& path) {
 
 Step stepFrom(const json& j, const std::string& dir) {
   Step s;
-  const std::string key = j.begin().key();
-  const json& v = j.begin().value();
+  const auto first = j.begin();  // named: a reference through a temporary iterator reads as dangling
+  const std::string key = first.key();
+  const json& v = first.value();
   if (key == "select") {
     s.kind = StepKind::kSelect;
     s.selectors = v.get<std::vector<std::string>>();
