@@ -217,9 +217,8 @@ HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iterat
   size_t lo = 0, hi = side.empty() ? 0 : side.size() - 1;
   for (int p = 1; p < kProbes; ++p) {
     const size_t mid = (lo + hi) / 2;
-    const bool seen = side.empty() || std::any_of(m.probes.begin(), m.probes.end(), [&](const auto& q) {
-                        return q.mmap_threshold == side[mid];
-                      });
+    const auto probed = [&](const HeapMatch::Probe& q) { return q.mmap_threshold == side[mid]; };
+    const bool seen = side.empty() || std::any_of(m.probes.begin(), m.probes.end(), probed);
     if (seen) {  // the search has closed: the iterations still run
       runPlain(run_iteration, kSettle + kCounted);
       continue;

@@ -130,9 +130,11 @@ TEST(HeapMatch, KeepsGlibcsOwnThresholdWhenNoStepComesNearer) {
           touchPages(kBelow);
           touchPages(kAbove);
         });
-        std::fprintf(stderr, "start %.0f, glibc's %zu, chosen %zu, faults %.0f, target %.0f;", m.start_faults,
-                     m.glibc_threshold, m.mmap_threshold, m.faults, target);
-        for (const HeapMatch::Probe& p : m.probes) std::fprintf(stderr, " %zu:%.0f", p.mmap_threshold, p.faults);
+        std::fprintf(stderr, "start %.0f, glibc's %zu, chosen %zu, faults %.0f, target %.0f;",
+                     m.start_faults, m.glibc_threshold, m.mmap_threshold, m.faults, target);
+        for (const HeapMatch::Probe& p : m.probes) {
+          std::fprintf(stderr, " %zu:%.0f", p.mmap_threshold, p.faults);
+        }
         std::fprintf(stderr, "\n");
         const bool ok = m.glibc_threshold > kBelow && m.glibc_threshold < kAbove &&
                         m.mmap_threshold == m.glibc_threshold && m.probes.size() >= 2 &&

@@ -64,7 +64,8 @@ TEST(HeapProbe, ReadsTheThresholdPastTheHeapsFreeChunks) {
         int n = 0;
         while (n < 4096 && (guards[n++] = std::malloc(4096)) < static_cast<void*>(big)) {
         }
-        const bool in_heap = mallinfo2().hblkhd == mapped && guards[n - 1] > static_cast<void*>(big);
+        const bool in_heap =
+            mallinfo2().hblkhd == mapped && guards[n - 1] > static_cast<void*>(big);
         std::free(big);
         const size_t free_bytes = mallinfo2().fordblks;
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
