@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/heap_match.h"
+#include "replayer/fresh_pages.h"
 #include "replayer/system_metrics.h"
 
 #include <sys/mman.h>
@@ -21,25 +22,21 @@
 namespace etb::replay {
 namespace {
 
-// A binary search over heapThresholds() (21 sizes) ends in 5 probes; each
-// runs one iteration to let the heap settle at its threshold and counts two.
-// Faults come in bursts (a trim, then the heap grows back over the next
-// iterations): one iteration alone read 0 where twenty averaged 870. Glibc's
-// own thresholds still move in the first iterations (each free of a mapped
-// chunk raises them): two settle, four count, and three count the choice.
+// glibc's own thresholds still move in the first iterations (each free of
+// a mapped chunk raises them): two settle, four count. Then the large
+// blocks kept by size alone, a first share and its correction are each
+// counted over two iterations after one that settles (the first maps every
+// size once), and the share kept over three. Faults come in bursts
+// under glibc's own thresholds (a trim, then the heap grows back): one
+// iteration alone read 0 where twenty averaged 870.
 constexpr int kStartSettle = 2;
 constexpr int kStartCounted = 4;
-constexpr int kProbes = 5;
+constexpr int kSteps = 3;
 constexpr int kSettle = 1;
 constexpr int kCounted = 2;
 constexpr int kFinalCounted = 3;
-// glibc's threshold: its default, its adjustment's ceiling (64-bit), and
-// the finer steps by which the match reads its own.
-constexpr double kInitialThreshold = 128.0 * 1024;
-constexpr size_t kMmapMax = size_t{32} << 20;
-constexpr double kEighthOctave = 1.0905077326652577;  // 2^(1/8)
 // Below this share of an iteration, what the fault counts part by is left as
-// it is: a fixed threshold is not free either (glibc stops adapting).
+// it is.
 constexpr double kWorthShare = 0.03;
 
 // Faults per iteration over `counted` runs after `settle` uncounted ones.
@@ -54,23 +51,6 @@ double nowUs() {
   return std::chrono::duration<double, std::micro>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-bool setThresholds(size_t mmap_threshold) {
-#if defined(__GLIBC__)
-  // Setting either turns glibc's dynamic adjustment off, so the pair stays
-  // as set: the trim threshold at twice the mmap one, where glibc's own
-  // adjustment puts it.
-  return mallopt(M_MMAP_THRESHOLD, static_cast<int>(mmap_threshold)) == 1 &&
-         mallopt(M_TRIM_THRESHOLD, static_cast<int>(2 * mmap_threshold)) == 1;
-#else
-  (void)mmap_threshold;
-  return false;
-#endif
-}
-
-size_t pageRound(double bytes) {
-  return static_cast<size_t>(std::ceil(bytes / 4096)) * 4096;
 }
 
 void runPlain(const std::function<void()>& run_iteration, int iterations) {
@@ -102,14 +82,9 @@ double measureFaultCostUs() {
   return best;
 }
 
-std::vector<size_t> heapThresholds() {
-  // Steps of sqrt(2), rounded to 4 KiB pages.
-  std::vector<size_t> sizes;
-  for (int i = 0; i <= 20; ++i) {
-    const double s = 32.0 * 1024 * std::pow(2.0, i / 2.0);
-    sizes.push_back(static_cast<size_t>(std::llround(s / 4096)) * 4096);
-  }
-  return sizes;
+double nextShare(double target, double faults, double at, double offered_pages) {
+  if (offered_pages <= 0) return 0;
+  return std::clamp(at + (target - faults) / offered_pages, 0.0, 1.0);
 }
 
 }  // namespace detail
@@ -122,7 +97,7 @@ double probeInThisArena(double step) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
   std::vector<void*> blocks;
   blocks.reserve(128);
-  for (double s = kInitialThreshold; s <= kMmapMax * 1.01; s *= step) {
+  for (double s = kGlibcInitialMmapThreshold; s <= kGlibcMaxMmapThreshold * 1.01; s *= step) {
     const size_t before = mallinfo2().hblkhd;
     blocks.push_back(std::malloc(static_cast<size_t>(s)));
     if (mallinfo2().hblkhd > before) {
@@ -175,7 +150,7 @@ double probeMmapThreshold(double step) {
 }
 
 int heapMatchIterations() {
-  return kStartSettle + kStartCounted + kProbes * (kSettle + kCounted) + kSettle + kFinalCounted;
+  return kStartSettle + kStartCounted + kSteps * (kSettle + kCounted) + kSettle + kFinalCounted;
 }
 
 HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iteration) {
@@ -187,7 +162,7 @@ HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iterat
   m.fault_us = detail::measureFaultCostUs();
   const int left = heapMatchIterations() - kStartSettle - kStartCounted;
 #if !defined(__GLIBC__)
-  m.note = "not glibc's malloc: its thresholds cannot be set";
+  m.note = "not glibc's malloc";
   runPlain(run_iteration, left);
   return m;
 #endif
@@ -202,50 +177,29 @@ HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iterat
     runPlain(run_iteration, left);
     return m;
   }
-  // glibc's own threshold, fixed where it stands (the probe's finer steps:
-  // 2^(1/8)), is the first probe and the one kept unless another comes
-  // nearer; the rest search the ladder on the side the original lies on.
-  const double own = probeMmapThreshold(kEighthOctave);
-  m.glibc_threshold = own > 0 ? pageRound(own) : kMmapMax;
-  bool accepted = setThresholds(m.glibc_threshold);
-  m.probes.push_back({m.glibc_threshold, countFaults(run_iteration, kSettle, kCounted)});
-  std::vector<size_t> side;
-  const bool fewer = m.probes.front().faults > m.target_faults;  // a larger threshold keeps more
-  for (size_t s : detail::heapThresholds()) {
-    if (fewer ? s > m.glibc_threshold : s < m.glibc_threshold) side.push_back(s);
+  FreshPages& fresh = FreshPages::install();
+  // One count at a share: faults, and the pages the large blocks offered.
+  const auto countAt = [&](double share, int counted) {
+    fresh.setShare(share);
+    for (int i = 0; i < kSettle; ++i) run_iteration();
+    const uint64_t offered = fresh.pagesOffered();
+    const double faults = countFaults(run_iteration, 0, counted);
+    m.offered_pages = static_cast<double>(fresh.pagesOffered() - offered) / counted;
+    m.steps.push_back({share, faults});
+    return faults;
+  };
+  m.fixed_faults = countAt(0, kCounted);
+  double share = detail::nextShare(target, m.fixed_faults, 0, m.offered_pages);
+  for (int step = 1; step < kSteps; ++step) {
+    const double faults = countAt(share, kCounted);
+    share = detail::nextShare(target, faults, share, m.offered_pages);
   }
-  size_t lo = 0, hi = side.empty() ? 0 : side.size() - 1;
-  for (int p = 1; p < kProbes; ++p) {
-    const size_t mid = (lo + hi) / 2;
-    const auto probed = [&](const HeapMatch::Probe& q) { return q.mmap_threshold == side[mid]; };
-    const bool seen = side.empty() || std::any_of(m.probes.begin(), m.probes.end(), probed);
-    if (seen) {  // the search has closed: the iterations still run
-      runPlain(run_iteration, kSettle + kCounted);
-      continue;
-    }
-    accepted = setThresholds(side[mid]) && accepted;
-    const double f = countFaults(run_iteration, kSettle, kCounted);
-    m.probes.push_back({side[mid], f});
-    if (f > target) lo = std::min(mid + 1, hi);
-    else hi = mid;
-  }
-  const HeapMatch::Probe* best = &m.probes.front();
-  for (const HeapMatch::Probe& p : m.probes) {
-    if (std::fabs(p.faults - target) < std::fabs(best->faults - target)) best = &p;
-  }
-  accepted = setThresholds(best->mmap_threshold) && accepted;
-  m.faults = countFaults(run_iteration, kSettle, kFinalCounted);
-  if (accepted) {
-    m.mmap_threshold = best->mmap_threshold;
-    // A count at one threshold follows the heap's layout, which the probes
-    // before it left: the final one can part from its probe's. glibc's own
-    // adjustment cannot be had back; the report says so.
-    if (std::fabs(m.faults - target) > std::fabs(m.start_faults - target)) {
-      m.note = "the chosen threshold faulted further from the original than glibc's own once set "
-               "(the heap the probes left differs from the one they measured)";
-    }
-  } else {
-    m.note = "mallopt refused a threshold: the heap's are not known";
+  m.faults = countAt(share, kFinalCounted);
+  m.share = share;
+  if (target > m.fixed_faults + m.offered_pages) {
+    m.note = "the original faulted more than the replay's large blocks hold pages";
+  } else if (target < m.fixed_faults) {
+    m.note = "the replay faults more than the original with no page handed back";
   }
   return m;
 }

@@ -265,9 +265,8 @@ void systemTable(std::ostringstream& s, const ReplayResult& r) {
   }
   if (r.heap) {
     systemRow(s, "heap (--heap match)",
-              r.heap->mmap_threshold > 0
-                  ? "mmap threshold " + formatBytes(r.heap->mmap_threshold) + ", trim " +
-                        formatBytes(2 * r.heap->mmap_threshold)
+              r.heap->share >= 0
+                  ? "large blocks kept, " + formatFixed(100 * r.heap->share, 1) + "% of their pages fresh"
                   : "glibc's own: " + r.heap->note,
               "-");
   }

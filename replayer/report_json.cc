@@ -152,13 +152,13 @@ json heapJson(const HeapMatch& h) {
             {"faults_per_iter", h.faults},
             {"fault_us", h.fault_us},
             {"iteration_ms", h.iteration_ms},
-            {"mmap_threshold_bytes", h.mmap_threshold},
-            {"trim_threshold_bytes", 2 * h.mmap_threshold},
-            {"probes", json::array()}};
-  for (const HeapMatch::Probe& p : h.probes) {
-    j["probes"].push_back({{"mmap_threshold_bytes", p.mmap_threshold}, {"faults_per_iter", p.faults}});
+            {"fresh_share", h.share},
+            {"steps", json::array()}};
+  for (const HeapMatch::Step& p : h.steps) {
+    j["steps"].push_back({{"fresh_share", p.share}, {"faults_per_iter", p.faults}});
   }
-  if (h.glibc_threshold > 0) j["glibc_mmap_threshold_bytes"] = h.glibc_threshold;
+  if (h.fixed_faults >= 0) j["fixed_faults_per_iter"] = h.fixed_faults;
+  if (h.offered_pages >= 0) j["offered_pages_per_iter"] = h.offered_pages;
   if (!h.note.empty()) j["note"] = h.note;
   return j;
 }

@@ -332,26 +332,24 @@ void printSystemBoth(const ReplayResult& r, std::ostream& os) {
 }
 }  // namespace
 
-// --heap match: what was set, and the faults it was chosen by.
+// --heap match: the share of fresh pages set, and the counts it was set by.
 void printHeap(const HeapMatch& h, std::ostream& os) {
   auto faults = [](double v) { return v >= 0 ? formatFixed(v, 0) : std::string("-"); };
   os << "# heap (--heap match): ";
-  if (h.mmap_threshold == 0) {
+  if (h.share < 0) {
     os << "left to glibc (" << h.note << "); " << faults(h.start_faults)
        << " faults/iter, the original " << faults(h.target_faults);
     if (h.fault_us > 0) os << "; a fault costs " << formatDuration(h.fault_us) << " here";
     os << "\n";
     return;
   }
-  os << "mmap threshold " << formatBytes(h.mmap_threshold) << ", trim threshold "
-     << formatBytes(2 * h.mmap_threshold) << ": " << faults(h.faults)
+  os << "blocks of 64 KiB and up kept, " << formatFixed(100 * h.share, 1) << "% of their "
+     << faults(h.offered_pages) << " pages/iter fresh: " << faults(h.faults)
      << " faults/iter against the original's " << faults(h.target_faults) << " (glibc's own "
-     << faults(h.start_faults);
-  if (h.glibc_threshold > 0) os << " at " << formatBytes(h.glibc_threshold);
-  os << ", a fault costs " << formatDuration(h.fault_us)
-     << " here; probed";
-  for (const HeapMatch::Probe& p : h.probes) {
-    os << " " << formatBytes(p.mmap_threshold) << ":" << faults(p.faults);
+     << faults(h.start_faults) << ", a fault costs " << formatDuration(h.fault_us)
+     << " here; counted";
+  for (const HeapMatch::Step& p : h.steps) {
+    os << " " << formatFixed(100 * p.share, 1) << "%:" << faults(p.faults);
   }
   os << ")\n";
   if (!h.note.empty()) os << "#   " << h.note << "\n";

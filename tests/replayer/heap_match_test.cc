@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// --heap match (replayer/heap_match.h) and the pages a fork leaves shared
-// (replayer/fork_pages.h). Expected fault counts are pages in closed form: a
-// buffer of N bytes written once from fresh memory faults N / 4 KiB times.
+// --heap match (replayer/heap_match.h, replayer/fresh_pages.h) and the pages
+// a fork leaves shared (replayer/fork_pages.h). Expected fault counts are
+// pages in closed form: a buffer of N bytes written once from fresh memory
+// faults N / 4 KiB times, and a share s of its pages handed back s x N / 4 KiB.
 // The heap tests set glibc's thresholds, which no later test should inherit:
 // each runs in a child of its own (EXPECT_EXIT), whose stderr says what it saw.
 #include "replayer/heap_match.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <sys/mman.h>
@@ -18,10 +20,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 
 #include "replayer/fork_pages.h"
+#include "replayer/fresh_pages.h"
 #include "replayer/replayer.h"
 #include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
@@ -49,96 +53,100 @@ std::string whyNotCountable() {
   return "";
 }
 
-// One "iteration": a fresh block, written once, freed.
-void blockIteration() {
-  void* p = std::malloc(kBlock);
-  std::memset(p, 1, kBlock);
-  asm volatile("" : : "r"(p) : "memory");  // the compiler may not drop the pair
-  std::free(p);
+// One iteration through libtorch's allocator: an 8 MiB tensor, written once, freed.
+void tensorIteration() {
+  at::Tensor t = at::empty({static_cast<int64_t>(kBlock / 4)}, at::kFloat);
+  t.fill_(1);
 }
 
-TEST(HeapMatch, ThresholdsStepBySqrtTwoFrom32KiBToGlibcsLargest) {
-  const std::vector<size_t> t = detail::heapThresholds();
-  ASSERT_GE(t.size(), 2u);
-  EXPECT_EQ(t.front(), size_t{32} << 10);
-  EXPECT_EQ(t.back(), size_t{32} << 20);
-  for (size_t i = 1; i < t.size(); ++i) {
-    EXPECT_NEAR(static_cast<double>(t[i]) / static_cast<double>(t[i - 1]), std::sqrt(2.0), 0.05);
-    EXPECT_EQ(t[i] % 4096, 0u);
-  }
+double faultsOf(const std::function<void()>& fn) {
+  const uint64_t before = faultsNow();
+  fn();
+  return static_cast<double>(faultsNow() - before);
 }
 
-// Fixed at 1 MiB, every 8 MiB block is mapped fresh (2048 faults an
-// iteration); an original that faulted not at all needs a threshold above it.
-TEST(HeapMatch, RaisesTheThresholdWhenTheOriginalFaultedLess) {
+// A freed 8 MiB block is kept and comes back for the next request of its
+// size without a fault; a share of its pages handed back faults that share.
+// Blocks under 64 KiB are not offered, and a block in use keeps its data
+// (only a block handed out again has pages handed back). Planted faults it
+// catches: the block not kept (every page faults), the share ignored or
+// applied twice, pages of another block handed back, small blocks offered.
+TEST(FreshPages, HandsBackTheSetShareOfALargeBlocksPages) {
+  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EXIT(
+      {
+        FreshPages& fresh = FreshPages::install();
+        fresh.setShare(0);
+        tensorIteration();  // the heap grows to hold the block once
+        const double none = faultsOf(tensorIteration);
+        fresh.setShare(0.25);
+        const uint64_t back = fresh.pagesHandedBack();
+        const double quarter = faultsOf(tensorIteration);
+        const uint64_t quarter_back = fresh.pagesHandedBack() - back;
+        fresh.setShare(0);
+        const uint64_t offered = fresh.pagesOffered();
+        { at::Tensor small = at::empty({8 << 10}, at::kFloat).fill_(1); }  // 32 KiB
+        const uint64_t small_offered = fresh.pagesOffered() - offered;
+        at::Tensor kept = at::empty({static_cast<int64_t>(kBlock / 4)}, at::kFloat).fill_(7);
+        fresh.setShare(1);
+        at::Tensor beside = at::empty({static_cast<int64_t>(kBlock / 4)}, at::kFloat);
+        const double all = faultsOf([&] { beside.fill_(1); });
+        const bool kept_intact = kept.eq(7).all().item<bool>();
+        std::fprintf(stderr, "faults none %.0f, quarter %.0f (%llu back), small offered %llu, "
+                     "all %.0f, neighbour intact %d\n",
+                     none, quarter, static_cast<unsigned long long>(quarter_back),
+                     static_cast<unsigned long long>(small_offered), all, kept_intact ? 1 : 0);
+        const bool ok = none < 16 && std::fabs(quarter_back - kBlockPages / 4) <= 1 &&
+             std::fabs(quarter - kBlockPages / 4) < 0.05 * kBlockPages / 4 + 8 &&
+             small_offered == 0 && all > 0.95 * kBlockPages && kept_intact;
+        std::_Exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// The share for a target from one count: what the count lacks, over the
+// pages offered, added to the share it was counted at; clamped to [0, 1].
+TEST(HeapMatch, NextShareAddsWhatTheCountLacksOverThePagesOffered) {
+  EXPECT_DOUBLE_EQ(detail::nextShare(512, 0, 0, 2048), 0.25);
+  EXPECT_DOUBLE_EQ(detail::nextShare(512, 600, 0.25, 2048), 0.25 - 88.0 / 2048);
+  EXPECT_DOUBLE_EQ(detail::nextShare(1e7, 0, 0, 2048), 1.0);
+  EXPECT_DOUBLE_EQ(detail::nextShare(0, 100, 0, 2048), 0.0);
+  EXPECT_DOUBLE_EQ(detail::nextShare(100, 0, 0, 0), 0.0);
+}
+
+// A heap fixed at 1 MiB maps the 8 MiB block afresh every iteration (2048
+// faults); an original that did not fault gets none: the block is kept and
+// nothing handed back.
+TEST(HeapMatch, KeepsTheBlockWhenTheOriginalFaultedLess) {
   if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EXIT(
       {
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
-        const HeapMatch m = matchHeapFaults(0, blockIteration);
-        std::fprintf(stderr, "start %.0f, chosen %zu, faults %.0f\n", m.start_faults,
-                     m.mmap_threshold, m.faults);
-        const bool ok = m.start_faults > 0.9 * kBlockPages && m.mmap_threshold > kBlock &&
-                        m.faults < 64;
+        const HeapMatch m = matchHeapFaults(0, tensorIteration);
+        std::fprintf(stderr, "start %.0f, fixed %.0f, share %.3f, faults %.0f\n", m.start_faults,
+                     m.fixed_faults, m.share, m.faults);
+        const bool ok = m.start_faults > 0.9 * kBlockPages && m.share == 0 && m.faults < 32;
         std::_Exit(ok ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
 }
 
-// glibc's own threshold rises past the block after its first free (no
-// faults after); an original that faulted once per page of it needs one below.
-TEST(HeapMatch, LowersTheThresholdWhenTheOriginalFaultedMore) {
+// A threshold either maps the 8 MiB block afresh every iteration (2048
+// faults) or keeps it in the heap (none, where the heap reuses its hole);
+// an original that faulted 700 times an iteration gets 700.
+TEST(HeapMatch, GivesTheOriginalsFaultsBetweenWhatThresholdsGive) {
   if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EXIT(
       {
-        blockIteration();
-        const HeapMatch m = matchHeapFaults(kBlockPages, blockIteration);
-        std::fprintf(stderr, "start %.0f, chosen %zu, faults %.0f, probes %zu\n", m.start_faults,
-                     m.mmap_threshold, m.faults, m.probes.size());
-        const bool ok = m.start_faults < 0.5 * kBlockPages && m.mmap_threshold > 0 &&
-                        m.mmap_threshold <= kBlock && m.faults > 0.9 * kBlockPages &&
-                        m.faults < 1.25 * kBlockPages;
-        std::_Exit(ok ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
-}
-
-// Two blocks a step of the ladder apart: with the threshold between them
-// (3.3 MiB, set before the match, so glibc's own) only the larger is mapped
-// afresh each iteration; at the ladder's 2.83 MiB both are, at 4 MiB
-// neither. An original between the first two counts is nearer glibc's own
-// than any step: the match keeps it. (A search of the ladder alone kept
-// 2.83 MiB: both blocks' faults, further off than where it started.)
-constexpr size_t kBelow = size_t{3} << 20, kAbove = size_t{3850} << 10;
-constexpr double kAbovePages = kAbove / 4096.0;
-
-void touchPages(size_t bytes) {
-  auto* p = static_cast<volatile unsigned char*>(std::malloc(bytes));
-  for (size_t i = 0; i < bytes; i += 4096) p[i] = 1;  // one write per page: faults, little else
-  std::free(const_cast<unsigned char*>(p));
-}
-
-TEST(HeapMatch, KeepsGlibcsOwnThresholdWhenNoStepComesNearer) {
-  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
-  EXPECT_EXIT(
-      {
-        mallopt(M_MMAP_THRESHOLD, static_cast<int>(3.3 * (1 << 20)));
-        mallopt(M_TRIM_THRESHOLD, static_cast<int>(6.6 * (1 << 20)));
-        const double both = (kBelow + kAbove) / 4096.0;
-        const double target = kAbovePages + 0.4 * (both - kAbovePages);
-        const HeapMatch m = matchHeapFaults(target, [] {
-          touchPages(kBelow);
-          touchPages(kAbove);
-        });
-        std::fprintf(stderr, "start %.0f, glibc's %zu, chosen %zu, faults %.0f, target %.0f;",
-                     m.start_faults, m.glibc_threshold, m.mmap_threshold, m.faults, target);
-        for (const HeapMatch::Probe& p : m.probes) {
-          std::fprintf(stderr, " %zu:%.0f", p.mmap_threshold, p.faults);
-        }
-        std::fprintf(stderr, "\n");
-        const bool ok = m.glibc_threshold > kBelow && m.glibc_threshold < kAbove &&
-                        m.mmap_threshold == m.glibc_threshold && m.probes.size() >= 2 &&
-                        std::fabs(m.faults - kAbovePages) < 0.1 * kAbovePages;
+        tensorIteration();
+        constexpr double kTarget = 700;
+        const HeapMatch m = matchHeapFaults(kTarget, tensorIteration);
+        std::fprintf(stderr, "start %.0f, offered %.0f, share %.3f, faults %.0f, steps %zu\n",
+                     m.start_faults, m.offered_pages, m.share, m.faults, m.steps.size());
+        const bool ok = std::fabs(m.offered_pages - kBlockPages) <= 1 &&
+                        std::fabs(m.share - kTarget / kBlockPages) < 0.05 &&
+                        std::fabs(m.faults - kTarget) < 0.1 * kTarget && m.steps.size() == 4 &&
+                        m.steps.back().share == m.share;
         std::_Exit(ok ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
@@ -158,38 +166,41 @@ TEST(HeapMatch, NoTargetLeavesTheHeapAloneAndStillRunsEveryIteration) {
   int runs = 0;
   const HeapMatch m = matchHeapFaults(-1, [&] { ++runs; });
   EXPECT_EQ(runs, heapMatchIterations());
-  EXPECT_EQ(m.mmap_threshold, 0u);
-  EXPECT_TRUE(m.probes.empty());
+  EXPECT_LT(m.share, 0);
+  EXPECT_TRUE(m.steps.empty());
   EXPECT_NE(m.note.find("unknown"), std::string::npos) << m.note;
 }
 
 // Through et_replay: a trace whose only op makes an 8 MiB tensor, a heap that
-// maps it fresh every iteration (a fixed 1 MiB threshold) and an original
-// that did not fault: the threshold goes above the tensor, the faults away.
-// Not all of them: the replay's own small allocations can land beside the
-// freed block and leave it an alignment slack short of the next request, so
-// the heap grows by a fresh block now and then (one in four iterations under
-// ctest here, none when the same binary ran from another directory). At most
-// one such block in the four measured iterations; without the match every
-// one of them faults.
-TEST(HeapMatch, ReplayMatchesTheOriginalsFaultsPerIteration) {
-  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
+// maps it fresh every iteration (a fixed 1 MiB threshold), and originals
+// that faulted not at all and a quarter of its pages: the replay's measured
+// iterations fault as they did.
+double replayFaultsAgainst(double target, HeapMatch* heap) {
   const trace::Trace trace = test::onesTrace(static_cast<int64_t>(kBlock / 4));
+  ReplayOptions o = test::replayOptions(2, 4, test::Verify::kNo);
+  o.match_heap = true;
+  o.original_system = OriginalSystem{};
+  o.original_system->metrics.minor_faults_per_iter = target;
+  const ReplayResult r = test::replayLocal(trace, o);
+  if (r.heap) *heap = *r.heap;
+  std::fprintf(stderr, "target %.0f: heap %d, start %.0f, share %.3f, faults/iter %.0f (%s)\n",
+               target, r.heap ? 1 : 0, heap->start_faults, heap->share,
+               r.system.minor_faults_per_iter, heap->note.c_str());
+  return r.system.minor_faults_per_iter;
+}
+
+TEST(HeapMatch, ReplayFaultsAsTheOriginalDidPerIteration) {
+  if (const std::string why = whyNotCountable(); !why.empty()) GTEST_SKIP() << why;
   EXPECT_EXIT(
       {
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
-        ReplayOptions o = test::replayOptions(2, 4, test::Verify::kNo);
-        o.match_heap = true;
-        o.original_system = OriginalSystem{};
-        o.original_system->metrics.minor_faults_per_iter = 0;
-        const ReplayResult r = test::replayLocal(trace, o);
-        const double f = r.system.minor_faults_per_iter;
-        std::fprintf(stderr, "heap set %d, threshold %zu, start %.0f, faults/iter %.0f (%s)\n",
-                     r.heap ? 1 : 0, r.heap ? r.heap->mmap_threshold : 0,
-                     r.heap ? r.heap->start_faults : -1, f, r.heap ? r.heap->note.c_str() : "");
-        const bool ok = r.heap && r.heap->start_faults > 0.9 * kBlockPages &&
-                        r.heap->mmap_threshold > kBlock && f >= 0 &&
-                        f <= kBlockPages / 4 + 64;
+        HeapMatch none;
+        HeapMatch quarter;
+        const double f0 = replayFaultsAgainst(0, &none);
+        const double f4 = replayFaultsAgainst(kBlockPages / 4, &quarter);
+        const bool ok = none.start_faults > 0.9 * kBlockPages && none.share == 0 && f0 >= 0 &&
+                        f0 < 64 && quarter.share > 0 &&
+                        std::fabs(f4 - kBlockPages / 4) < 0.1 * kBlockPages / 4;
         std::_Exit(ok ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");

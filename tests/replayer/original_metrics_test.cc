@@ -133,15 +133,16 @@ TEST(OriginalMetrics, ReportsShowBothSides) {
   EXPECT_DOUBLE_EQ(j["system"]["cpu_util_pct"].get<double>(), 180);
 }
 
-// --heap match in the HTML report's system table: the thresholds it set.
-TEST(OriginalMetrics, HtmlShowsTheHeapThresholdsSet) {
+// --heap match in the HTML report's system table: the share of fresh pages set.
+TEST(OriginalMetrics, HtmlShowsTheHeapsFreshShare) {
   ReplayResult r = withOriginal();
   r.heap = HeapMatch{};
-  r.heap->mmap_threshold = size_t{4} << 20;
-  EXPECT_NE(reportHtml(r).find("<td>heap (--heap match)</td><td class='n'>mmap threshold 4.00 MiB, "
-                               "trim 8.00 MiB</td>"),
-            std::string::npos);
-  r.heap->mmap_threshold = 0;
+  r.heap->share = 0.25;
+  EXPECT_NE(reportHtml(r).find("<td>heap (--heap match)</td><td class='n'>large blocks kept, 25.0% "
+                               "of their pages fresh</td>"),
+            std::string::npos)
+      << reportHtml(r);
+  r.heap->share = -1;
   r.heap->note = "no figure";
   EXPECT_NE(reportHtml(r).find("glibc&#39;s own: no figure"), std::string::npos) << reportHtml(r);
 }

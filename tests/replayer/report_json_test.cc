@@ -167,14 +167,17 @@ TEST(ReportJson, HostTimeAndOriginalSystemValidate) {
   HeapMatch heap;
   heap.target_faults = 35;
   heap.start_faults = 2300;
-  heap.mmap_threshold = size_t{4} << 20;
+  heap.fixed_faults = 0;
+  heap.offered_pages = 8000;
+  heap.share = 0.005;
   heap.faults = 40;
-  heap.probes = {{size_t{1} << 20, 3500}, {size_t{4} << 20, 40}};
+  heap.steps = {{0, 0}, {0.004375, 36}, {0.005, 40}};
   r.heap = heap;
   const json j = reportToJson(r);
   EXPECT_TRUE(validateReport(j).empty()) << validateReport(j)[0];
-  EXPECT_EQ(j["heap"]["trim_threshold_bytes"].get<size_t>(), size_t{8} << 20);
-  EXPECT_EQ(j["heap"]["probes"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["heap"]["fresh_share"].get<double>(), 0.005);
+  EXPECT_DOUBLE_EQ(j["heap"]["offered_pages_per_iter"].get<double>(), 8000);
+  EXPECT_EQ(j["heap"]["steps"].size(), 3u);
   // the original's host share (median 10.0 ms), not the emulated remainder,
   // and the with-host ratio
   EXPECT_DOUBLE_EQ(j["host_time"]["share_pct"].get<double>(), 25.0);

@@ -69,22 +69,23 @@ TEST(ReportText, EmptyResultPrintsHeaderAndSystem) {
   EXPECT_EQ(out.find("nan"), std::string::npos);
 }
 
-// --heap match: the thresholds set and the faults they were chosen by, or
-// why none was set.
-TEST(ReportText, HeapMatchShowsThresholdsAndFaults) {
+// --heap match: the share of fresh pages set and the counts it was set by,
+// or why nothing was set.
+TEST(ReportText, HeapMatchShowsTheFreshShareAndFaults) {
   ReplayResult r = testing::sampleResult();
   HeapMatch h;
-  h.target_faults = 35;
-  h.start_faults = 2300;
-  h.mmap_threshold = size_t{4} << 20;
-  h.faults = 40;
-  h.fault_us = 0.8;
-  h.probes = {{size_t{1} << 20, 3500}, {size_t{4} << 20, 40}};
+  h.target_faults = 574;
+  h.start_faults = 16;
+  h.offered_pages = 8212;
+  h.share = 0.0699;
+  h.faults = 575;
+  h.fault_us = 11.4;
+  h.steps = {{0, 0}, {0.0699, 575}};
   r.heap = h;
   std::string out = render(r);
-  EXPECT_NE(out.find("mmap threshold 4.00 MiB, trim threshold 8.00 MiB: 40 faults/iter against "
-                     "the original's 35 (glibc's own 2300, a fault costs 0.800 µs here; probed "
-                     "1.00 MiB:3500 4.00 MiB:40)"),
+  EXPECT_NE(out.find("blocks of 64 KiB and up kept, 7.0% of their 8212 pages/iter fresh: 575 "
+                     "faults/iter against the original's 574 (glibc's own 16, a fault costs "
+                     "11.40 µs here; counted 0.0%:0 7.0%:575)"),
             std::string::npos)
       << out;
   h = HeapMatch{};
