@@ -347,4 +347,21 @@ std::vector<double> freshBytesPerStep(const trace::Trace& t,
   return freshBytesPerPass(heapScript(t, steps, children, threads), 3, start_threshold).back();
 }
 
+std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double faults_per_iter,
+                                              double page_bytes, double min_block) {
+  // A later iteration's blocks: those of the first call only are not.
+  std::vector<double> offered(script.steps.size(), 0);
+  double pages = 0;
+  for (size_t i = 0; i < script.steps.size(); ++i) {
+    for (const HeapCall& c : script.steps[i]) {
+      if (!c.alloc || c.first_pass_only || c.bytes < min_block) continue;
+      offered[i] += std::ceil(c.bytes / page_bytes) * page_bytes;
+      pages += std::ceil(c.bytes / page_bytes);
+    }
+  }
+  const double share = pages > 0 ? std::min(1.0, std::max(0.0, faults_per_iter) / pages) : 0;
+  for (double& b : offered) b *= share;
+  return offered;
+}
+
 }  // namespace etb::predict

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/model/trace.h"
+#include "replayer/heap_match.h"
 #include "replayer/op_selection.h"
 
 namespace etb::predict {
@@ -33,10 +34,11 @@ class HeapModel {
   // it); 0 or less than the initial 128 KiB: a new process's.
   explicit HeapModel(double mmap_threshold = 0);
 
-  // glibc's defaults (malloc.c): DEFAULT_MMAP_THRESHOLD_MAX on 64-bit, and
-  // the initial thresholds and top pad of 128 KiB.
-  static constexpr double kMmapMax = 32.0 * 1024 * 1024;
-  static constexpr double kInitial = 128.0 * 1024;
+  // glibc's defaults (malloc.c), as the replayer's heap match knows them:
+  // DEFAULT_MMAP_THRESHOLD_MAX on 64-bit, and the initial thresholds and top
+  // pad of 128 KiB.
+  static constexpr double kMmapMax = static_cast<double>(replay::kGlibcMaxMmapThreshold);
+  static constexpr double kInitial = static_cast<double>(replay::kGlibcInitialMmapThreshold);
   static constexpr double kHeader = 16, kPage = 4096;  // chunk header; mapping granule
 
   // Allocates `bytes` under `key`; returns the bytes of never-touched pages
@@ -102,5 +104,13 @@ std::vector<double> freshBytesPerStep(const trace::Trace& trace,
                                       const std::vector<replay::SelectedNode>& steps,
                                       const std::vector<std::vector<uint32_t>>& children,
                                       double start_threshold = 0, int threads = 1);
+
+// Fresh bytes each selected step touches when the iteration faults
+// `faults_per_iter` times (the original's count, metrics sidecar) as
+// et_replay --heap match gives it: a share of the pages of every block of
+// `min_block` bytes and up that the step allocates (replay::FreshPages),
+// the share that many faults over those pages per iteration (at most all).
+std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double faults_per_iter,
+                                              double page_bytes, double min_block);
 
 }  // namespace etb::predict

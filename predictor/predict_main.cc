@@ -17,6 +17,7 @@
 #include "core/trace_io.h"
 #include "predictor/heap_model.h"
 #include "replayer/heap_match.h"
+#include "replayer/original_metrics.h"
 #include "predictor/predict_report.h"
 #include "predictor/predictor.h"
 
@@ -34,6 +35,7 @@ int allowedCpus() {
 
 struct Flags {
   std::string trace, hw, kineto, report_json, report_html, write_chakra;
+  std::string faults = "model", original_metrics;
   bool quiet = false;
   predict::PredictOptions options;
 };
@@ -49,6 +51,38 @@ std::vector<trace::Trace> readAll(const Flags& f) {
     for (size_t i = 0; i < ks.size(); ++i) trace::linkKineto(traces[i], ks[i]);
   }
   return traces;
+}
+
+// --faults original: each rank's original minor faults per step, from its
+// metrics sidecar (--original-metrics, a %d pattern per rank, or the file
+// beside each trace).
+std::vector<double> originalFaults(const Flags& f) {
+  const std::vector<std::string> traces = trace::expandRankPaths(f.trace);
+  std::vector<std::string> files;
+  if (!f.original_metrics.empty()) {
+    files = trace::expandRankPaths(f.original_metrics);
+    if (files.size() != 1 && files.size() != traces.size()) {
+      ETB_INPUT_ERROR(SourceLoc{f.original_metrics}, files.size(), " metrics files for ",
+                      traces.size(), " traces");
+    }
+  } else {
+    for (const std::string& t : traces) {
+      files.push_back(replay::metricsBesideTrace(t));
+      if (files.back().empty()) {
+        ETB_INPUT_ERROR(SourceLoc{t}, "--faults original: no metrics sidecar beside the trace "
+                                      "(give --original-metrics)");
+      }
+    }
+  }
+  std::vector<double> faults;
+  for (const std::string& file : files) {
+    const double v = replay::readOriginalMetrics(file).metrics.minor_faults_per_iter;
+    if (v < 0) {
+      ETB_INPUT_ERROR(SourceLoc{file}, "--faults original: the sidecar has no minor_faults_per_step");
+    }
+    faults.push_back(v);
+  }
+  return faults;
 }
 
 // Writes `traces` as Chakra with each predicted op's time as its duration.
@@ -68,6 +102,7 @@ int predictMain(Flags& f, int argc, char** argv) {
   predict::checkProfileMatches(hw, f.hw, TORCH_VERSION, f.options.device);
   f.options.profile_path = f.hw;
   if (f.options.cores == 0) f.options.cores = allowedCpus();
+  if (f.faults == "original") f.options.original_faults = originalFaults(f);
   std::vector<trace::Trace> traces = readAll(f);
   // et_replay reads the trace with the same reader: its heap starts where
   // ours is now (on lstm the model charged 1,035 fresh pages per iteration
@@ -108,6 +143,15 @@ int main(int argc, char** argv) {
                  "collectives' backend, as et_replay --comm (default: the one et_replay picks: "
                  "the trace's process groups, else mpi)")
       ->check(CLI::IsMember({"mpi", "gloo", "nccl"}));
+  app.add_option("--faults", f.faults,
+                 "page faults per iteration: model (the heap model's fresh pages, as a replay's "
+                 "own heap takes them) or original (the original's count from its metrics "
+                 "sidecar, as et_replay --heap match gives it)")
+      ->check(CLI::IsMember({"model", "original"}))
+      ->capture_default_str();
+  app.add_option("--original-metrics", f.original_metrics,
+                 "metrics sidecar(s) for --faults original (a %d pattern per rank; default: "
+                 "the one beside each trace)");
   app.add_option("--report-json", f.report_json, "write the prediction as JSON");
   app.add_option("--report-html", f.report_html, "write a self-contained HTML page");
   app.add_option("--write-chakra", f.write_chakra, "write PREFIX.<rank>.et with predicted durations");

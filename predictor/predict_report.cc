@@ -76,6 +76,7 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
         {"comms_unsized", p.comms_unsized}}},
       {"aten_calls_while_predicting", p.aten_calls},
       {"heap_start_bytes", p.heap_start_bytes},
+      {"faults_from", p.faults_from},
       {"ops", ops}};
   return j.dump(1) + "\n";
 }
@@ -111,6 +112,10 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
   if (p.comms_unsized > 0) {
     out << "# " << p.comms_unsized << " collective(s) recorded without sizes, not replayed by "
         << "et_replay: predicted as 0 us\n";
+  }
+  if (p.faults_from == "original") {
+    out << "# page faults: the original's count per step (--faults original), as et_replay "
+           "--heap match gives it\n";
   }
   out << "# " << "op kind" << std::string(28, ' ') << "count    time(us)  model\n";
   size_t shown = 0;

@@ -16,6 +16,7 @@
 #include "replayer/comm/comm_plan.h"
 #include "replayer/comm/communicator.h"
 #include "replayer/compat_ops.h"
+#include "replayer/fresh_pages.h"
 #include "replayer/op_selection.h"
 
 namespace etb::predict {
@@ -93,8 +94,7 @@ class StepBuilder {
     profile_path_ = o.profile_path;
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
-    const std::vector<double> fresh = freshBytesPerStep(t_, sel, coster_.children(), o.heap_start_bytes,
-                                                        hw_.identity.threads);
+    const std::vector<double> fresh = freshBytes(sel, o);
     const std::vector<double> cold = hw_.memory.retention.empty()
                                          ? coldInputShare(t_, sel, hw_.memory.llc_bytes)
                                          : coldInputShare(t_, sel, hw_.memory.retention);
@@ -124,6 +124,21 @@ class StepBuilder {
   }
 
  private:
+  // The pages each step's outputs fault in: the heap model's, or the
+  // original's count spread as et_replay --heap match spreads it.
+  std::vector<double> freshBytes(const std::vector<replay::SelectedNode>& sel,
+                                 const PredictOptions& o) const {
+    if (o.original_faults.empty()) {
+      return freshBytesPerStep(t_, sel, coster_.children(), o.heap_start_bytes,
+                               hw_.identity.threads);
+    }
+    const double faults =
+        o.original_faults[o.original_faults.size() == 1 ? 0 : static_cast<size_t>(rank_)];
+    return originalFaultBytesPerStep(heapScript(t_, sel, coster_.children(), hw_.identity.threads),
+                                     faults, hw_.memory.page_bytes,
+                                     static_cast<double>(replay::FreshPages::kMinBytes));
+  }
+
   void op(uint32_t index, double fresh_bytes, double cold, double l3, Step& step) {
     OpPrediction& out = rp_.ops[step.op];
     if (rank_ == 0) ++p_.ops;
@@ -237,6 +252,11 @@ Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
   const int world = o.world_size > 0 ? o.world_size : static_cast<int>(traces.size());
   Prediction p;
   p.heap_start_bytes = o.heap_start_bytes;
+  if (!o.original_faults.empty()) {
+    const size_t ranks = o.world_size > 0 ? static_cast<size_t>(o.world_size) : traces.size();
+    ETB_CHECK(o.original_faults.size() == 1 || o.original_faults.size() == ranks);
+    p.faults_from = "original";
+  }
   p.comm_backend = commBackendOf(*traces.front(), o);
   const OpModel model(profile, o.index_dist, p.comm_backend);
   std::vector<std::vector<Step>> steps(static_cast<size_t>(world));

@@ -35,6 +35,11 @@ struct PredictOptions {
   // glibc's mmap threshold in the replay process before its iterations
   // (heap_model.h); et_predict probes its own after reading the trace.
   double heap_start_bytes = 0;
+  // --faults original: the original's minor faults per step (its metrics
+  // sidecar), one per rank or one for all, charged as et_replay --heap
+  // match gives them (heap_model.h, originalFaultBytesPerStep) instead of
+  // the heap model's fresh pages; empty: the heap model.
+  std::vector<double> original_faults;
 };
 
 struct OpPrediction {
@@ -76,6 +81,7 @@ struct Prediction {
   std::map<std::string, uint64_t> skipped_by_reason;
   uint64_t aten_calls = 0;  // ATen ops that ran while predicting (must be 0)
   double heap_start_bytes = 0;  // PredictOptions::heap_start_bytes, as used
+  std::string faults_from = "heap model";  // or "original" (PredictOptions::original_faults)
 };
 
 // Predicts one iteration of `traces` (one per rank, or one for every rank

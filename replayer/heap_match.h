@@ -46,9 +46,8 @@ struct HeapMatch {
 
 // Runs heapMatchIterations() iterations through `run_iteration` whatever the
 // outcome, so that the ranks of a job stay in step (each matches its own
-// original). `target` < 0 (no sidecar figure), glibc's own count within 3%
-// of an iteration's time of the original, or a C library other than glibc
-// leave the heap as it is, with the reason in `note`.
+// original). `target` < 0 (no sidecar figure) or a C library other than
+// glibc leave the heap as it is, with the reason in `note`.
 HeapMatch matchHeapFaults(double target, const std::function<void()>& run_iteration);
 int heapMatchIterations();
 
@@ -69,9 +68,6 @@ inline constexpr size_t kGlibcInitialMmapThreshold = size_t{128} << 10;
 inline constexpr size_t kGlibcMaxMmapThreshold = size_t{32} << 20;
 
 namespace detail {
-// Whether the faults the replay takes beyond (or short of) the original's
-// cost at least 3% of an iteration.
-bool worthMatching(double faults, double target, double fault_us, double iteration_us);
 // A first write to a fresh 4 KiB page of anonymous memory, microseconds
 // (the kernel's trap and the page's zeroing; best of 3 x 2048 pages).
 double measureFaultCostUs();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Predicted vs replayed iteration time, in the same run.
-#   scripts/predict_validate.sh [BUILD_DIR] [--quick] [--rounds N] [--hw HW.json] [SAMPLE...]
+#   scripts/predict_validate.sh [BUILD_DIR] [--quick] [--rounds N] [--hw HW.json]
+#                               [--faults model|original] [SAMPLE...]
 # Measures this machine once with et_profile_hw (before and independently of
 # the traces: it never reads them), then for each fleet sample alternates
 # et_replay (--threads 1, medians) and et_predict over N rounds and prints
@@ -10,22 +11,33 @@
 # Multi-rank samples (a folder with rank%d files) run under mpirun; the
 # 2-rank profile is only measured when one is listed. --hw reuses a
 # single-rank profile measured earlier (et_profile_hw --threads 1).
+# --faults original replays with --heap match (the original's page faults per
+# step, from the sample's metrics sidecar) and predicts with --faults
+# original (the same count at the profile's cost), the count measured once per
+# sample in a plain run of its model (single-rank samples); model (default) replays
+# with the replay's own heap and predicts its faults with the heap model.
 # ETB_CORE=N pins every replay, profile and prediction to core N (taskset);
 # et_predict then shares that one core among a multi-rank sample's ranks, as
 # mpirun's ranks do (--cores defaults to the CPUs it may run on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""
+BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""; FAULTS=model
 while (($#)); do
   case "$1" in
     --quick) QUICK=--quick ;;
     --rounds) ROUNDS=$2; shift ;;
     --hw) HW_GIVEN=$2; shift ;;
+    --faults) FAULTS=$2; shift ;;
     -*) echo "unknown flag $1" >&2; exit 2 ;;
     *) if [ -d "$1/predictor" ]; then BUILD=$1; else SAMPLES+=("$1"); fi ;;
   esac
   shift
 done
+case "$FAULTS" in
+  model) REPLAY_HEAP=(--heap glibc) ;;
+  original) REPLAY_HEAP=(--heap match) ;;
+  *) echo "--faults must be model or original, got '$FAULTS'" >&2; exit 2 ;;
+esac
 ((${#SAMPLES[@]})) || SAMPLES=(mlp resnet18 transformer dlrm dlrm@zipf:1.1 ddp2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 OUT=$(mktemp -d /tmp/predict_validate.XXXX)
@@ -49,6 +61,7 @@ print('# profile stall share %.1f%%; load average now %s' % (100 * d.get('stall_
 
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
+echo "# page faults: $FAULTS (et_replay ${REPLAY_HEAP[*]}, et_predict --faults $FAULTS)"
 printf "# %-12s %12s %12s %9s\n" sample replay_ms predicted_ms error
 errs=()
 for entry in "${SAMPLES[@]}"; do
@@ -61,14 +74,23 @@ for entry in "${SAMPLES[@]}"; do
     trace="$dir/$s.rank%d.et.json.gz"; n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
     launch=(mpirun -np "$n"); hw=$HW2
   fi
+  # --faults original: the original's faults per step, measured now (the committed sidecars
+  # predate the count): one plain run of the model (fleet_samples/record.py --metrics-only).
+  orig=()
+  if [ "$FAULTS" = original ]; then
+    if [ -n "${launch[*]}" ]; then echo "--faults original: single-rank samples only ($s)" >&2; exit 2; fi
+    "${PIN[@]}" /usr/bin/python3 fleet_samples/record.py --model "$s" --threads 1 --warmup 3 --iters 10 \
+      --metrics-only --out-dir "$OUT/orig_$s" >&2
+    orig=(--original-metrics "$OUT/orig_$s/$s.metrics.json")
+  fi
   reps=(); preds=()
   for ((r = 0; r < ROUNDS; r++)); do
     "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
-      --index-dist "$dist" \
+      --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" \
       --report-json "$OUT/$s.replay.json"
     reps+=("$(field "$OUT/$s.replay.json" "d['replay']['iter_ms']['median']")")
-    "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" \
-      --report-json "$OUT/$s.predict.json"
+    "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" --faults "$FAULTS" \
+      "${orig[@]}" --report-json "$OUT/$s.predict.json"
     preds+=("$(field "$OUT/$s.predict.json" "d['predicted']['iter_ms']")")
   done
   read -r rep pred err < <(python3 -c "

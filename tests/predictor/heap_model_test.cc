@@ -143,6 +143,32 @@ TEST(HeapModel, ThePredictorChargesTheProfilesFirstTouchCostPerFreshPage) {
   EXPECT_NEAR(r.ops[1].us - cold.ranks.front().ops[1].us, r.ops[1].first_touch_us, 1e-6);
 }
 
+// --faults original: the original's count, spread over the blocks of 64 KiB
+// and up as et_replay --heap match hands their pages back. The chain's relu
+// output is 256 pages of the step's blocks; at any count below the blocks'
+// pages the iteration pays that count at the profile's cost, and a count
+// beyond them pays every page once (relu's 256). Catches the count charged
+// per op instead of per iteration, the share not capped, the model's pages
+// added to the original's.
+TEST(HeapModel, TheOriginalsFaultsAreChargedOncePerIteration) {
+  const trace::Trace t = chain(256);  // 1 MiB tensors: the heap model charges none
+  HwProfile hw;
+  hw.dispatch_us = 1;
+  hw.view_us = 0.5;
+  hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}};
+  hw.memory = {4096, 3.0};
+  PredictOptions o;
+  o.original_faults = {100};
+  const Prediction p = predictIteration({&t}, hw, o);
+  EXPECT_EQ(p.faults_from, "original");
+  double touch = 0;
+  for (const OpPrediction& op : p.ranks.front().ops) touch += op.first_touch_us;
+  EXPECT_NEAR(touch, 100 * 3.0, 1e-6);
+  o.original_faults = {1e7};
+  const Prediction all = predictIteration({&t}, hw, o);
+  EXPECT_NEAR(all.ranks.front().ops[1].first_touch_us, 256 * 3.0, 1e-6);
+}
+
 // A conv whose weight is beyond the 32 MiB ceiling: oneDNN's copy of the
 // weight, which the trace does not show, is a fresh mapping at every call.
 // Its other blocks (the input's copy, the blocked and the plain output, 1 MiB

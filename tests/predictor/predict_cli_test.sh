@@ -82,6 +82,16 @@ samples)
     [ "$(json "$out" "abs(sum(o['us'] for o in d['ops']) / 1e3 - d['predicted']['iter_ms']) < 1e-6")" = True ] \
       || fail "$s: iteration is not the sum of its ops"
   done
+  # --faults original: the sidecar's faults per step (500 here, fewer than mlp's large blocks
+  # hold pages, so all of them are charged), each at the profile's cost per page.
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['minor_faults_per_step']=500; json.dump(d,open(sys.argv[2],'w'))" \
+    "$SRC/fleet_samples/mlp/mlp.metrics.json" "$WORK/mlp500.metrics.json"
+  "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --quiet --faults original \
+    --original-metrics "$WORK/mlp500.metrics.json" --report-json "$WORK/mlp.orig.json" \
+    || fail "--faults original exited $?"
+  want=$(python3 -c "import json,sys; print(500 * json.load(open(sys.argv[1]))['memory']['fault_us_per_page'])" "$HW")
+  [ "$(json "$WORK/mlp.orig.json" "d['faults_from'] == 'original' and abs(sum(o['first_touch_us'] for o in d['ops']) - $want) <= 1e-6 * $want + 1e-6")" = True ] \
+    || fail "--faults original charges $(json "$WORK/mlp.orig.json" "sum(o['first_touch_us'] for o in d['ops'])") us of first touch, not $want"
   # What-if hand-off: the trace set back as Chakra, readable by our tools.
   "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --quiet \
     --write-chakra "$WORK/mlp_pred" --report-html "$WORK/mlp.html" || fail "--write-chakra exited $?"
@@ -106,6 +116,15 @@ refuses)
 bad_input)
   msg=$("$PREDICT" "$WORK/missing.json" --hw "$HW" 2>&1); rc=$?
   [ $rc = 2 ] && grep -q "missing.json" <<<"$msg" || fail "missing trace: exit $rc: $msg"
+  # --faults original needs the original's count: a trace with no sidecar is refused by name.
+  cp "$SRC/fleet_samples/mlp/mlp.et.json.gz" "$WORK/alone.et.json.gz"
+  msg=$("$PREDICT" "$WORK/alone.et.json.gz" --hw "$HW" --faults original 2>&1); rc=$?
+  [ $rc = 2 ] && grep -q "alone.et.json.gz" <<<"$msg" && grep -q "original-metrics" <<<"$msg" \
+    || fail "--faults original without a sidecar: exit $rc: $msg"
+  # A sidecar without the count (the fleet samples' predate it) is refused by name too.
+  msg=$("$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --faults original 2>&1); rc=$?
+  [ $rc = 2 ] && grep -q "mlp.metrics.json" <<<"$msg" && grep -q "minor_faults_per_step" <<<"$msg" \
+    || fail "--faults original with a sidecar lacking the count: exit $rc: $msg"
   version=$(json "$HW" "d['schema_version']")
   echo "{\"schema_version\": $version}" > "$WORK/broken_hw.json"
   msg=$("$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$WORK/broken_hw.json" 2>&1); rc=$?
