@@ -39,10 +39,6 @@ class Wrapper final : public c10::Allocator {
     share_ = std::clamp(share, 0.0, 1.0);
     carry_ = 0;
   }
-  double share() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return share_;
-  }
   uint64_t offered() const {
     std::lock_guard<std::mutex> lock(mu_);
     return offered_;
@@ -50,10 +46,6 @@ class Wrapper final : public c10::Allocator {
   uint64_t handedBack() const {
     std::lock_guard<std::mutex> lock(mu_);
     return handed_back_;
-  }
-  uint64_t mapped() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return mapped_;
   }
 
  private:
@@ -94,7 +86,6 @@ class Wrapper final : public c10::Allocator {
       if (p == MAP_FAILED) throw std::bad_alloc();
       std::lock_guard<std::mutex> lock(mu_);
       sizes_[p] = bytes;
-      mapped_ += bytes;
     } else if (back > 0) {
       // Its first pages: an op that writes its output in order faults at
       // its start. A fresh mapping faults on every page anyway. Freed
@@ -116,7 +107,6 @@ class Wrapper final : public c10::Allocator {
   mutable double carry_ = 0;
   mutable uint64_t offered_ = 0;
   mutable uint64_t handed_back_ = 0;
-  mutable uint64_t mapped_ = 0;
   mutable std::unordered_map<void*, size_t> sizes_;               // every large block
   mutable std::unordered_map<size_t, std::vector<void*>> free_;   // freed ones, by size
 };
@@ -156,10 +146,7 @@ FreshPages& FreshPages::install() {
 }
 
 void FreshPages::setShare(double share) { wrapper()->setShare(share); }
-double FreshPages::share() const { return wrapper()->share(); }
 uint64_t FreshPages::pagesOffered() const { return wrapper()->offered(); }
 uint64_t FreshPages::pagesHandedBack() const { return wrapper()->handedBack(); }
-
-uint64_t FreshPages::bytesMapped() const { return wrapper()->mapped(); }
 
 }  // namespace etb::replay

@@ -37,12 +37,10 @@ class FreshPages {
 
   // The share (0..1) of each large block's pages handed back.
   void setShare(double share);
-  double share() const;
   // Pages of the large blocks handed out, and of those handed back, since
-  // install(); bytes mapped for large blocks (in use or kept for reuse).
+  // install().
   uint64_t pagesOffered() const;
   uint64_t pagesHandedBack() const;
-  uint64_t bytesMapped() const;
 
   FreshPages(const FreshPages&) = delete;
   FreshPages& operator=(const FreshPages&) = delete;
