@@ -186,9 +186,10 @@ void addFidelityFlags(std::vector<FlagSpec>& t) {
       0, std::numeric_limits<double>::infinity()));
   t.push_back(withChoices(
       flag("--heap", "TEXT",
-           "glibc: the heap as this process's malloc sets it; match: set glibc's mmap and "
-           "trim thresholds so that page faults per iteration come near the original's "
-           "(metrics sidecar), searched over 25 iterations after the first",
+           "glibc: the heap as this process's malloc sets it; match: blocks of 64 KiB and "
+           "up from the replay's own mappings, a share of whose pages is handed back before "
+           "each reuse, so that page faults per iteration come near the original's (metrics "
+           "sidecar); the share is set in extra iterations before the measured ones",
            choice(&ReplayOptions::match_heap, "match"),
            choiceShown(&ReplayOptions::match_heap, "match", "glibc")),
       {"glibc", "match"}));

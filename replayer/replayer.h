@@ -34,7 +34,7 @@ struct ReplayOptions {
   // Kineto-linked trace); see replayer/host_time.h.
   bool emulate_host = false;
   double host_stall_us = 1000;  // eventless stretches beyond this are not host time
-  // Set glibc's heap thresholds so that the replay's page faults per
+  // Serve large blocks from fresh pages so that the replay's page faults per
   // iteration come near the original's (replayer/heap_match.h).
   bool match_heap = false;
   // Run the forward's ops in grad mode over parameters that require grad, as
