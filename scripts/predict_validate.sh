@@ -40,7 +40,9 @@ case "$FAULTS" in
 esac
 ((${#SAMPLES[@]})) || SAMPLES=(mlp resnet18 transformer dlrm dlrm@zipf:1.1 ddp2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-OUT=$(mktemp -d /tmp/predict_validate.XXXX)
+# PREDICT_VALIDATE_OUT: where the profiles and reports go (default a new /tmp folder).
+OUT=${PREDICT_VALIDATE_OUT:-$(mktemp -d /tmp/predict_validate.XXXX)}
+mkdir -p "$OUT"
 HW1=$OUT/hw1.json; HW2=$OUT/hw2.json
 PIN=(); [ -n "${ETB_CORE:-}" ] && PIN=(taskset -c "$ETB_CORE")
 multi=0
@@ -107,3 +109,4 @@ python3 -c "
 import math, sys
 e = [abs(float(x)) / 100 for x in sys.argv[1:]]
 print('# GMAE %.1f%% over %d samples; worst %.1f%%' % (100 * math.exp(sum(math.log(max(x, 4e-4)) for x in e) / len(e)), len(e), 100 * max(e)))" "${errs[@]}"
+echo "# profiles and reports in $OUT (scripts/predict_attrib.py --replay R --predict P: per op kind)"
