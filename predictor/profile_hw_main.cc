@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu")->capture_default_str();
   app.add_option("--threads", o.threads, "intra-op threads, as et_replay --threads")
       ->capture_default_str();
-  app.add_flag("--quick", o.quick, "fewer shapes and shorter timings (CI)");
+  app.add_flag("--quick", o.quick,
+               "the GEMM/conv shapes of a full profile, fewer memory and lookup sizes, shorter "
+               "timings, one pass (CI)");
   return runTool(app, argc, argv, [&] { return profileMain(out_path, o); });
 }
