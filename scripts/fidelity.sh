@@ -24,8 +24,9 @@
 #   FIDELITY_ROUNDS rounds of (original, replay) (default 3)
 #   FIDELITY_ITERS  measured iterations per side and round (default 20)
 #   FIDELITY_KEEP   set to keep the work directory (printed at the end)
-#   FIDELITY_HEAP   et_replay --heap: match (default: glibc's thresholds set so that the replay's
-#                   page faults per iteration come near the original's) or glibc (left as they are)
+#   FIDELITY_HEAP   et_replay --heap: match (default: blocks of 64 KiB and up from fresh pages, a
+#                   share handed back so that the replay's page faults per iteration come near the
+#                   original's) or glibc (the heap as malloc leaves it)
 #   FIDELITY_AUTOGRAD et_replay --autograd: off (default) or record (the forward's ops build
 #                   autograd's graph over the parameters, as the original's did)
 #   FIDELITY_NICE   niceness of both sides (default -15 as root, else 0): on a machine shared
