@@ -207,6 +207,7 @@ HostTime hostTimeResult(const HostPlan& hp, const std::vector<IterationRecord>& 
   h.profiler_event_us = hp.cost.per_event_us;
   h.profiler_label_us = hp.cost.per_label_us;
   h.profiler_gap_us = hp.cost.per_gap_us;
+  h.profiler_cost_from = hp.cost_from_recording ? "recording" : "here";
   h.gaps = hp.gaps.gaps;
   h.boundaries = hp.gaps.boundaries;
   h.label_boundaries = hp.gaps.label_boundaries;

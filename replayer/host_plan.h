@@ -23,6 +23,7 @@ struct HostPlan {
   double after_us = 0;               // spun after the last step
   double replay_between_us = 0;      // the replay's own time between ops, per iteration
   double emulated_us = 0;            // sum of before_us and after_us
+  bool cost_from_recording = false;  // cost's per-event figures are the recording's (meta.json)
 };
 
 // The start-up calibration (`hot`: a tight loop of one small op, its code

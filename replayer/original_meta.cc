@@ -55,6 +55,19 @@ void useOriginalMeta(const std::string& meta_path, ReplayOptions& options, int r
     options.threads = meta["threads"].get<int>();
     ETB_LOG(kInfo) << "threads " << options.threads << " as recorded (" << meta_path << ")";
   }
+  if (meta.contains("instrumentation")) {
+    const json& in = meta["instrumentation"];
+    const auto cost = [&](const char* field) {
+      if (!in.is_object() || !in.contains(field) || !in[field].is_number() ||
+          in[field].get<double>() < 0) {
+        ETB_INPUT_ERROR(SourceLoc{meta_path}, "\"instrumentation.", field,
+                        "\" must be a number >= 0 (microseconds per event)");
+      }
+      return in[field].get<double>();
+    };
+    options.recorded_instrumentation =
+        RecordedInstrumentation{cost("per_op_event_us"), cost("per_label_event_us")};
+  }
 }
 
 }  // namespace etb::replay

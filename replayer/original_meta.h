@@ -19,7 +19,9 @@ void useMeasuredOriginal(const std::vector<double>& iter_ms, ReplayOptions& opti
 // or {"iter_ms_median": x}, the unprofiled steps; "threads": n). Sets the
 // original and, when options.threads is 0, the threads it was recorded with.
 // A multi-rank sample's meta.json ("ranks": {"<R>": {"original": ...}})
-// gives each rank its own steps. A missing or malformed field is an
+// gives each rank its own steps. Its "instrumentation" (the recording's cost
+// per operator and label event, fleet_samples/record.py) goes to
+// options.recorded_instrumentation. A missing or malformed field is an
 // InputError naming the file.
 void useOriginalMeta(const std::string& meta_path, ReplayOptions& options, int rank = 0);
 

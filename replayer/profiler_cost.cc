@@ -215,4 +215,13 @@ ProfilerCost measureProfilerCost(int ops, int rounds) {
   return cost;
 }
 
+ProfilerCost withRecordingCost(const ProfilerCost& here, const RecordedInstrumentation& rec) {
+  ProfilerCost out = here;
+  const double gap_share = here.per_event_us > 0 ? here.per_gap_us / here.per_event_us : 0;
+  out.per_event_us = rec.per_event_us;
+  out.per_label_us = rec.per_label_us;
+  out.per_gap_us = std::clamp(gap_share, 0.0, 1.0) * rec.per_event_us;
+  return out;
+}
+
 }  // namespace etb::replay

@@ -30,6 +30,19 @@ struct ProfilerCost {
   uint64_t ops_called = 0, ops_matched = 0;
 };
 
+// The recording's own figures: fleet_samples/record.py measures them in the
+// recording process right after the traced step (meta.json
+// "instrumentation"). On the same machine they came out 2-4x what this
+// process measures through libtorch's C++ API, so they are used where given.
+struct RecordedInstrumentation {
+  double per_event_us = 0;  // an operator event
+  double per_label_us = 0;  // a label event
+};
+
+// `here` with the recording's per-event and per-label costs; of an
+// operator's cost, the part outside its span keeps the share measured here.
+ProfilerCost withRecordingCost(const ProfilerCost& here, const RecordedInstrumentation& rec);
+
 // Times `ops` small dispatcher ops, and as many label pairs, with the ET
 // observer and the profiler on and off (alternating, median of `rounds`).
 // Takes well under a second.

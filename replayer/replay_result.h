@@ -163,6 +163,9 @@ struct HostTime {
   double profiler_event_us = 0;    // instrumentation cost per operator event, measured here
   double profiler_label_us = 0;    // per label event (autograd engine, record_function)
   double profiler_gap_us = 0;      // of an operator's, what lies between two ops
+  // Where the three figures above come from: "here" (measured by this
+  // process) or "recording" (the recording process's, meta.json).
+  std::string profiler_cost_from = "here";
   uint64_t gaps = 0;               // gaps that kept some host time
   uint64_t boundaries = 0;         // instrumented event starts/ends in gaps
   uint64_t label_boundaries = 0;   // of them, of label events

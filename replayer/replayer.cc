@@ -251,8 +251,16 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
       ETB_LOG(kInfo) << "host time: instrumentation cost from the start-up loop only (measured "
                         "on the replay's ops on CPU with one thread)";
     }
-    host = detail::prepareHostPlan(trace, it, selected, plan, here.value_or(*cost),
-                                   options.host_stall_us);
+    ProfilerCost used = here.value_or(*cost);
+    if (options.recorded_instrumentation) {
+      used = withRecordingCost(used, *options.recorded_instrumentation);
+      ETB_LOG(kInfo) << "host time: the recording's instrumentation cost (meta.json): "
+                     << used.per_event_us << " us per op event, " << used.per_label_us
+                     << " us per label event (measured here: " << here.value_or(*cost).per_event_us
+                     << ", " << here.value_or(*cost).per_label_us << ")";
+    }
+    host = detail::prepareHostPlan(trace, it, selected, plan, used, options.host_stall_us);
+    host->cost_from_recording = options.recorded_instrumentation.has_value();
   }
   comm.clearCollectiveStats();
   SystemSampler sampler(popts.device.is_cuda() ? popts.device.index() : 0);

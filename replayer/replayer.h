@@ -11,6 +11,7 @@
 
 #include "core/model/trace.h"
 #include "replayer/comm/communicator.h"
+#include "replayer/profiler_cost.h"
 #include "replayer/replay_result.h"
 
 namespace etb::replay {
@@ -34,6 +35,9 @@ struct ReplayOptions {
   // Kineto-linked trace); see replayer/host_time.h.
   bool emulate_host = false;
   double host_stall_us = 1000;  // eventless stretches beyond this are not host time
+  // The recording's instrumentation cost per event (--original-meta's
+  // "instrumentation"), used for the host time instead of this process's.
+  std::optional<RecordedInstrumentation> recorded_instrumentation;
   // Serve large blocks from fresh pages so that the replay's page faults per
   // iteration come near the original's (replayer/heap_match.h).
   bool match_heap = false;

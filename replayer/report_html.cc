@@ -105,7 +105,9 @@ void headline(std::ostringstream& s, const ReplayResult& r) {
     const HostTime& h = *r.host_time;
     s << "<div class='meta'>host time: the original's gaps between top-level ops in the "
          "profiler file (" << formatDuration(h.recorded_gap_ms * 1e3) << ") less the "
-         "recording's instrumentation, measured here at " << formatDuration(h.profiler_event_us)
+         "recording's instrumentation, "
+      << (h.profiler_cost_from == "recording" ? "as the recording measured it: " : "measured here at ")
+      << formatDuration(h.profiler_event_us)
       << " per event (" << h.boundaries << " event boundaries in " << h.gaps
       << " gaps), replayed as busy waits of CPU time";
     if (h.stalls > 0) {

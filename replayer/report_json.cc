@@ -173,6 +173,7 @@ json hostTimeJson(const ReplayResult& r) {
             {"profiler_event_us", h.profiler_event_us},
             {"profiler_label_us", h.profiler_label_us},
             {"profiler_gap_us", h.profiler_gap_us},
+            {"profiler_cost_from", h.profiler_cost_from},
             {"gaps", h.gaps},
             {"boundaries", h.boundaries},
             {"label_boundaries", h.label_boundaries},

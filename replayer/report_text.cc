@@ -75,7 +75,9 @@ void printHostTime(const ReplayResult& r, std::ostream& os) {
      << ": the rest is what the replay itself spends between the same ops (it spends "
      << formatDuration(h.replay_between_ms * 1e3) << " between all of them)"
      << "\n#   (profiled gaps " << formatDuration(h.recorded_gap_ms * 1e3)
-     << " less the recording's instrumentation, measured here at "
+     << " less the recording's instrumentation, "
+     << (h.profiler_cost_from == "recording" ? "as the recording measured it (meta.json): "
+                                             : "measured here at ")
      << formatDuration(h.profiler_event_us) << " per op event, "
      << formatDuration(h.profiler_gap_us) << " of it between two ops, "
      << formatDuration(h.profiler_label_us) << " per label event; " << h.boundaries

@@ -118,9 +118,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
     dist="$("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])).get("shapes",{}).get("zipf_alpha"); print("zipf:%s" % a if a else "uniform")' "$meta")"
     echo "== round $r/$ROUNDS $name: replaying $trace (--index-dist $dist)" >&2
     # a failed replay is reported in the table (no report file), not fatal for the others
-    # The original's page faults from its fresh measurement (the committed sidecars predate them).
+    # The original's page faults from its fresh measurement (the committed sidecars predate them);
+    # the recording's meta.json for its instrumentation cost where record.py measured it (the
+    # table compares with the original measured now, not with the meta's).
     nice -n "$NICE" "$REPLAY" "$trace" --kineto "$kineto" --host-time emulate --device cpu --threads 1 \
       --index-dist "$dist" --heap "$HEAP" --autograd "$AUTOGRAD" --original-metrics "$RW/$name/$name.metrics.json" \
+      --original-meta "$meta" \
       --warmup 3 --iters "$ITERS" --quiet --report-json "$RW/$name.json" \
       >"$RW/$name.replay.log" 2>&1 \
       || { echo "fidelity.sh: et_replay failed on $trace (exit $?); last lines:" >&2;

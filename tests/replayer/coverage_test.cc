@@ -6,6 +6,8 @@
 // the verify pass sees a wrong value as a wrong shape.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
@@ -270,6 +272,41 @@ TEST(Coverage, FleetMetaGivesTheUnprofiledOriginalAndItsThreads) {
   EXPECT_THROW(useMeasuredOriginal({3.0, -1.0}, asked), InputError);
   EXPECT_THROW(useOriginalMeta(std::string(ETB_SOURCE_DIR) + "/fleet_samples/mlp/mlp.et.json.gz", asked),
                InputError);
+}
+
+// record.py's "instrumentation" (the recording's own cost per event) is read
+// with the original; a meta without it leaves this process's to the replay,
+// and a malformed one is refused naming the file and the field.
+TEST(Coverage, MetaGivesTheRecordingsInstrumentationCost) {
+  const std::string dir = test::makeTempDir("meta_instr");
+  const auto write = [&](const std::string& name, const nlohmann::json& j) {
+    const std::string path = dir + "/" + name;
+    std::ofstream(path) << j.dump();
+    return path;
+  };
+  const nlohmann::json original = {{"iter_ms", {10.0, 12.0}}};
+  ReplayOptions o;
+  useOriginalMeta(write("with.json", {{"original", original},
+                                      {"instrumentation", {{"per_op_event_us", 11.5},
+                                                           {"per_label_event_us", 27.25}}}}),
+                  o);
+  ASSERT_TRUE(o.recorded_instrumentation.has_value());
+  EXPECT_DOUBLE_EQ(o.recorded_instrumentation->per_event_us, 11.5);
+  EXPECT_DOUBLE_EQ(o.recorded_instrumentation->per_label_us, 27.25);
+  ReplayOptions without;
+  useOriginalMeta(write("without.json", {{"original", original}}), without);
+  EXPECT_FALSE(without.recorded_instrumentation.has_value());
+  const std::string bad = write("bad.json", {{"original", original},
+                                             {"instrumentation", {{"per_op_event_us", "11"}}}});
+  try {
+    ReplayOptions b;
+    useOriginalMeta(bad, b);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("instrumentation.per_op_event_us"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A DDP sample's meta.json: each rank takes its own unprofiled steps, read

@@ -106,6 +106,30 @@ TEST(HostTime, EventlessStretchBeyondTheLimitIsNotHostTime) {
   EXPECT_DOUBLE_EQ(unlimited.after_us, 300 - 1 - 2.0);
 }
 
+// The recording's figures replace this process's per event and per label;
+// of an operator's cost, the part outside its span keeps the share measured
+// here (1 of 4 here: a quarter of the recording's 12). The gaps then come
+// out of the fixture in closed form at those costs.
+TEST(HostTime, TheRecordingsInstrumentationCostReplacesThisProcesss) {
+  ProfilerCost here;
+  here.per_event_us = 4;
+  here.per_label_us = 2;
+  here.per_gap_us = 1;
+  here.ops_called = 7;
+  const ProfilerCost used = withRecordingCost(here, RecordedInstrumentation{12, 30});
+  EXPECT_DOUBLE_EQ(used.per_event_us, 12);
+  EXPECT_DOUBLE_EQ(used.per_label_us, 30);
+  EXPECT_DOUBLE_EQ(used.per_gap_us, 3);
+  EXPECT_EQ(used.ops_called, 7u);
+  Fixture f;
+  const HostGaps g = originalHostGaps(f.t, f.it, f.selected, used);
+  // A -> B: three label boundaries at 15, two operator boundaries at 6, 3 per gap
+  EXPECT_DOUBLE_EQ(g.before_us[1], 200 - 3 - 3 * 15.0 - 2 * 6.0);
+  EXPECT_DOUBLE_EQ(g.after_us, 300 - 3 - 15.0);
+  // A recording that measured nothing between ops leaves no gap share either.
+  EXPECT_DOUBLE_EQ(withRecordingCost(ProfilerCost{}, RecordedInstrumentation{12, 30}).per_gap_us, 0);
+}
+
 TEST(HostTime, CostLargerThanAGapLeavesNothing) {
   Fixture f;
   ProfilerCost cost;
