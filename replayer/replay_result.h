@@ -160,7 +160,7 @@ struct HostTime {
   double original_host_ms = 0;     // the original's, before taking out the replay's own
   double replay_between_ms = 0;    // the replay's own time between ops (ops-only iterations)
   double recorded_gap_ms = 0;      // the same gaps as profiled
-  double profiler_event_us = 0;    // instrumentation cost per operator event, measured here
+  double profiler_event_us = 0;    // instrumentation cost per operator event
   double profiler_label_us = 0;    // per label event (autograd engine, record_function)
   double profiler_gap_us = 0;      // of an operator's, what lies between two ops
   // Where the three figures above come from: "here" (measured by this
