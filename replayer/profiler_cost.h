@@ -33,8 +33,8 @@ struct ProfilerCost {
 // The recording's own figures: fleet_samples/record.py measures them in the
 // recording process right after the traced step (meta.json
 // "instrumentation"). On the same machine, quiet, a label cost the recording
-// 1.0-2.1x what this process measures through libtorch's C++ API, an operator
-// event 0.4-0.8x: the recording's figures are used where given.
+// 1.0-2.7x what this process measures through libtorch's C++ API, an operator
+// event 0.4-1.0x (18 recordings): the recording's figures are used where given.
 struct RecordedInstrumentation {
   double per_event_us = 0;  // an operator event
   double per_label_us = 0;  // a label event
