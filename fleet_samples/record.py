@@ -134,8 +134,8 @@ def instrumentationCost(rounds=7, ops=2000, nodes=500):
     """What the recording's instrumentation costs per event in this process, now: et_replay
     subtracts it from the profiled gaps between ops (--host-time emulate). Its own measurement
     through libtorch's C++ API found a label 0.4-1.0x this process's figure on the same quiet
-    machine (an operator event 1.0-2.7x, 18 recordings), and the LSTM sample's gaps hold 3,400 label
-    boundaries.
+    machine (an operator event 1.0-2.7x, 18 recordings), and the LSTM sample's gaps hold 3,400
+    label boundaries.
 
     Operator events: `ops` aten::add calls on one-element tensors, with and without the observer
     and profiler, alternating, median of `rounds`. Label events (the autograd engine's scopes
