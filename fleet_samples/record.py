@@ -162,7 +162,6 @@ def instrumentationCost(rounds=7, ops=2000, nodes=500):
         return (time.perf_counter() - t0) * 1e6 / nodes
 
     fwd_off, fwd_on, bwd_off, bwd_on = [], [], [], []
-    op_events = label_events = 0
     for _ in range(rounds):
         fwd_off.append(forward())
         bwd_off.append(backward(chain()))
@@ -171,12 +170,13 @@ def instrumentationCost(rounds=7, ops=2000, nodes=500):
         y = chain()
         us, prof = _instrumented(lambda: backward(y))
         bwd_on.append(us)
-        names = [e.name for e in prof.events()]
-        op_events = sum(1 for n in names if n.startswith("aten::"))
-        label_events = len(names) - op_events
+    # Events per backward node, counted once: every round's backward is the same chain.
+    names = [e.name for e in prof.events()]
+    op_events = sum(1 for n in names if n.startswith("aten::"))
+    label_events = len(names) - op_events
     per_op = max(0.0, statistics.median(fwd_on) - statistics.median(fwd_off))
     per_node = max(0.0, statistics.median(bwd_on) - statistics.median(bwd_off))
-    ops_per_node = max(0, op_events) / nodes
+    ops_per_node = op_events / nodes
     labels_per_node = label_events / nodes
     per_label = (max(0.0, per_node - ops_per_node * per_op) / labels_per_node
                  if labels_per_node > 0 else 0.0)

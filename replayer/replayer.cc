@@ -251,13 +251,14 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
       ETB_LOG(kInfo) << "host time: instrumentation cost from the start-up loop only (measured "
                         "on the replay's ops on CPU with one thread)";
     }
-    ProfilerCost used = here.value_or(*cost);
+    const ProfilerCost measured = here.value_or(*cost);
+    ProfilerCost used = measured;
     if (options.recorded_instrumentation) {
-      used = withRecordingCost(used, *options.recorded_instrumentation);
+      used = withRecordingCost(measured, *options.recorded_instrumentation);
       ETB_LOG(kInfo) << "host time: the recording's instrumentation cost (meta.json): "
                      << used.per_event_us << " us per op event, " << used.per_label_us
-                     << " us per label event (measured here: " << here.value_or(*cost).per_event_us
-                     << ", " << here.value_or(*cost).per_label_us << ")";
+                     << " us per label event (measured here: " << measured.per_event_us << ", "
+                     << measured.per_label_us << ")";
     }
     host = detail::prepareHostPlan(trace, it, selected, plan, used, options.host_stall_us);
     host->cost_from_recording = options.recorded_instrumentation.has_value();
