@@ -5,6 +5,8 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -22,9 +24,9 @@ double timeOp(const char* name, const char* overload, const std::vector<c10::IVa
 }
 
 void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
-  const at::Tensor a = at::ones({1}), b = at::ones({1});
+  const at::Tensor a = at::ones({1}, tensorsOn(o)), b = at::ones({1}, tensorsOn(o));
   hw.dispatch_us = timeOp("aten::add", "Tensor", {a, b, c10::Scalar(1)}, o);
-  const at::Tensor m = at::ones({4, 4});
+  const at::Tensor m = at::ones({4, 4}, tensorsOn(o));
   hw.view_us = timeOp("aten::view", "", {m, std::vector<int64_t>{16}}, o);
 }
 
@@ -34,13 +36,16 @@ void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
 // with MKL no point of an 8x-spaced grid came within 25% of the rate of a
 // 256x1024x1024 GEMM, and the mlp sample was predicted 50% over).
 void measureGemm(const ProfileOptions& o, HwProfile& hw) {
-  const std::vector<int64_t> dims{4, 16, 64, 256, 1024, 4096};
-  const double cap = 2e9;  // m*n*k: keeps each call under ~50 ms
+  // A GPU runs 8192 x 4096 x 4096 in milliseconds (a CPU core takes 50 ms
+  // for 2e9): its grid reaches the layers of large training steps.
+  std::vector<int64_t> dims{4, 16, 64, 256, 1024, 4096};
+  if (onGpu(o)) dims.push_back(8192);
+  const double cap = onGpu(o) ? 1.4e11 : 2e9;  // m*n*k: keeps each call under ~50 ms
   for (int64_t m : dims) {
     for (int64_t n : dims) {
       for (int64_t k : dims) {
         if (static_cast<double>(m) * n * k > cap) continue;
-        const at::Tensor a = at::randn({m, k}), b = at::randn({k, n});
+        const at::Tensor a = at::randn({m, k}, tensorsOn(o)), b = at::randn({k, n}, tensorsOn(o));
         hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o)});
       }
     }
@@ -52,7 +57,7 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
     for (int64_t d : {8, 16, 64, 256}) {
       for (int64_t k : {8, 16, 64, 256}) {
         if (static_cast<double>(bt) * d * d * k > cap) continue;
-        const at::Tensor a = at::randn({bt, d, k}), b = at::randn({bt, k, d});
+        const at::Tensor a = at::randn({bt, d, k}, tensorsOn(o)), b = at::randn({bt, k, d}, tensorsOn(o));
         hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o)});
       }
     }
@@ -94,13 +99,28 @@ double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor&
     stack = {gy, x, w, c10::IValue(std::vector<int64_t>{c.oc}), st, pad, dil, false,
              std::vector<int64_t>{0, 0}, c.groups, mask};
     bwd.callBoxed(stack);
-  }, o.quick);
+  }, o.quick, kLongCallUs, input_half ? "aten::convolution_backward:input" : "aten::convolution_backward:weight");
 }
 
+// ImageNet-sized batches, only on a GPU (one call of the first takes a CPU
+// core seconds): a GPU's rate keeps rising with the batch far beyond 16.
+const int64_t kGpuConvShapes[][6] = {
+    {128, 3, 224, 64, 7, 2},  {128, 64, 56, 64, 3, 1},   {128, 64, 56, 128, 3, 2},
+    {128, 128, 28, 128, 3, 1}, {128, 128, 28, 256, 3, 2}, {128, 256, 14, 256, 3, 1},
+    {128, 256, 14, 512, 3, 2}, {128, 512, 7, 512, 3, 1},  {128, 64, 56, 128, 1, 2},
+    {64, 128, 28, 128, 3, 1},  {32, 64, 56, 64, 3, 1},    {32, 256, 14, 256, 3, 1},
+};
+
 void measureConv(const ProfileOptions& o, HwProfile& hw) {
-  for (const auto& s : kConvShapes) {
+  std::vector<std::array<int64_t, 6>> shapes;
+  for (const auto& s : kConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5]});
+  if (onGpu(o)) {
+    for (const auto& s : kGpuConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5]});
+  }
+  for (const auto& s : shapes) {
     ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], 1, 0, 0, 0};
-    const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}), w = at::randn({c.oc, c.c, c.kh, c.kw});
+    const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o));
+    const at::Tensor w = at::randn({c.oc, c.c, c.kh, c.kw}, tensorsOn(o));
     const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
     const std::vector<int64_t> opad{0, 0};
     c.fwd_us = timeOp("aten::convolution", "",
@@ -161,18 +181,35 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   resetStallTally();
   using Part = void (*)(const ProfileOptions&, HwProfile&);
   const auto run = [&](const char* name, Part part) { timedSection(hw, name, [&] { part(o, hw); }); };
-  run("dispatch", measureDispatch);
-  run("replay_step", detail::measureReplayStep);
-  run("cold_after", detail::measureColdAfter);
+  // On a GPU the replay step is host work (et_replay's own, around
+  // asynchronous launches), timed on the host; every kernel after it is
+  // timed on the device, its launch on the host beside it (launch_us).
+  std::optional<DeviceClockScope> device_clock;
+  if (onGpu(o)) {
+    run("replay_step", detail::measureReplayStep);
+    device_clock.emplace(o.device);
+    run("dispatch", measureDispatch);
+  } else {
+    run("dispatch", measureDispatch);
+    run("replay_step", detail::measureReplayStep);
+    run("cold_after", detail::measureColdAfter);
+  }
   run("gemm", measureGemm);
   run("conv", measureConv);
-  run("first_touch", detail::measureFirstTouch);
-  run("retention", detail::measureRetention);
+  if (!onGpu(o)) {
+    run("first_touch", detail::measureFirstTouch);
+    run("retention", detail::measureRetention);
+  }
   run("memory_bound", detail::measureMemoryBound);
   if (!o.quick) run("gemm_conv_again", measureComputeAgain);
   run("embedding_bag", detail::measureEmbedding);
   run("foreach", detail::measureForeach);
   if (!o.quick) run("gemm_conv_again", measureComputeAgain);
+  if (onGpu(o)) {
+    hw.launch_us = launchHostUs();
+    hw.stall_share = 0;  // device time: the host's preemptions are not in it
+    return;
+  }
   hw.stall_share = std::min(stallShare(), 0.9);
   // The share is the machine's state while profiling; a busy machine makes
   // every prediction slower by 1 / (1 - share), which is right only for

@@ -7,6 +7,8 @@
 // each point keeping its fastest median (interference only slows).
 #pragma once
 
+#include <c10/core/TensorOptions.h>
+
 #include <functional>
 #include <cstdint>
 #include <string>
@@ -18,6 +20,10 @@
 namespace etb::predict {
 
 struct ProfileOptions {
+  // "cpu", or "cuda"/"cuda:N": the kernel curves are then the device's time
+  // (timing.h, DeviceClockScope), each op's host launch cost is kept apart
+  // (HwProfile::launch_us), and the host caches' and page faults' parts
+  // (first touch, retention, "@cold"/"@l3" curves) are not measured.
   std::string device = "cpu";
   int threads = 1;
   bool quick = false;
@@ -46,6 +52,10 @@ double loadAverage();
 // profile.identity.sections_s under `name` (a part run again adds up), so a
 // profile says where its minutes went.
 void timedSection(HwProfile& profile, const std::string& name, const std::function<void()>& part);
+
+// Where the profile's tensors live, and whether that is a GPU.
+inline at::TensorOptions tensorsOn(const ProfileOptions& o) { return at::TensorOptions().device(o.device); }
+inline bool onGpu(const ProfileOptions& o) { return o.device.rfind("cuda", 0) == 0; }
 
 namespace detail {
 // The sections of measureCompute that live in hw_bench_memory.cc.

@@ -32,10 +32,11 @@ double timeOp(const char* name, const char* overload, const std::vector<c10::IVa
 
 // Indices for `count` lookups into `rows` rows: uniform, or Zipf with the
 // hot rows spread over the table (as et_replay draws them).
-at::Tensor indicesFor(int64_t rows, int64_t count, const std::string& dist, std::mt19937_64& rng) {
-  if (dist == "uniform") return at::randint(0, rows, {count}, at::TensorOptions().dtype(at::kLong));
+at::Tensor indicesFor(int64_t rows, int64_t count, const std::string& dist, std::mt19937_64& rng,
+                      const ProfileOptions& o) {
+  if (dist == "uniform") return at::randint(0, rows, {count}, tensorsOn(o).dtype(at::kLong));
   const double alpha = std::stod(dist.substr(5));
-  return at::tensor(replay::zipfSamples(rows, alpha, count, rng), at::kLong);
+  return at::tensor(replay::zipfSamples(rows, alpha, count, rng), at::kLong).to(o.device);
 }
 }  // namespace
 
@@ -108,6 +109,7 @@ void measureKernel(const Kernel& k, CacheFlusher& flush, const ProfileOptions& o
                    const std::string& cls = "") {
   const std::string c = cls.empty() ? std::string(k.cls) : cls;
   hw.bandwidth[c].push_back({k.bytes, timeOp(k.name, k.overload, k.args, o)});
+  if (onGpu(o)) return;  // the host caches' curves
   const c10::OperatorHandle op =
       c10::Dispatcher::singleton().findSchemaOrThrow(k.name, k.overload);
   std::vector<c10::IValue> stack;
@@ -146,8 +148,9 @@ void measureBatchNorm(const at::Tensor& a, double f, CacheFlusher& flush, const 
   const int64_t n = a.numel(), plane = std::min<int64_t>(n, 256);
   const int64_t c = std::min<int64_t>(n / plane, 32), batch = n / plane / c;
   const at::Tensor x = a.view({batch, c, 16, plane / 16});
-  const at::Tensor w = at::ones({c}), b = at::zeros({c}), mean = at::zeros({c}), var = at::ones({c});
-  const at::Tensor save_mean = at::zeros({c}), save_invstd = at::ones({c});
+  const at::Tensor w = at::ones({c}, a.options()), b = at::zeros({c}, a.options());
+  const at::Tensor mean = at::zeros({c}, a.options()), var = at::ones({c}, a.options());
+  const at::Tensor save_mean = at::zeros({c}, a.options()), save_invstd = at::ones({c}, a.options());
   measureKernel({"batchnorm", "aten::native_batch_norm", "", 2 * f,
                  {x, w, b, mean, var, true, 0.1, 1e-5}}, flush, o, hw);
   measureKernel({"batchnorm_backward", "aten::native_batch_norm_backward", "", 3 * f,
@@ -184,7 +187,7 @@ void measureReductions(const at::Tensor& a, double f, CacheFlusher& flush, const
 void measureElementClasses(const at::Tensor& a, const at::Tensor& b, const at::Tensor& rows,
                            double f, const ProfileOptions& o, HwProfile& hw) {
   const int64_t n = a.numel();
-  const at::Tensor mask = at::rand({64}) > 0.5, cond = at::rand({n}) > 0.5;
+  const at::Tensor mask = at::rand({64}, a.options()) > 0.5, cond = at::rand({n}, a.options()) > 0.5;
   hw.bandwidth["op:masked_fill"].push_back(
       {2 * f + 64, timeOp("aten::masked_fill", "Scalar", {a.view({n / 64, 64}), mask, c10::Scalar(-1.0)}, o)});
   hw.bandwidth["op:where"].push_back(
@@ -203,7 +206,7 @@ void measureElementClasses(const at::Tensor& a, const at::Tensor& b, const at::T
 // several-fold, so it is a curve of its own over 8 bytes per index.
 void measureSort(int64_t n, const ProfileOptions& o, HwProfile& hw) {
   if (n > (int64_t{1} << 18)) return;
-  const at::Tensor idx = at::randint(0, 100000, {n}, at::TensorOptions().dtype(at::kLong));
+  const at::Tensor idx = at::randint(0, 100000, {n}, tensorsOn(o).dtype(at::kLong));
   hw.bandwidth["op:sort_int64"].push_back(
       {8.0 * static_cast<double>(n), timeOp("aten::sort", "", {idx, int64_t{-1}, false}, o)});
 }
@@ -211,15 +214,18 @@ void measureSort(int64_t n, const ProfileOptions& o, HwProfile& hw) {
 void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
   CacheFlusher flush(hw.memory);
   const int64_t step = o.quick ? 4 : 2;
-  for (int64_t n = 256; n <= (int64_t{1} << 24); n *= step) {
-    const at::Tensor a = at::randn({n}), b = at::randn({n});
+  // A GPU's activations run to hundreds of MB (a 64 x 128 x 4096 float one
+  // is 128 MiB) and its L2 holds tens of MB: larger sizes there.
+  const int64_t largest = int64_t{1} << (onGpu(o) ? 26 : 24);
+  for (int64_t n = 256; n <= largest; n *= step) {
+    const at::Tensor a = at::randn({n}, tensorsOn(o)), b = at::randn({n}, tensorsOn(o));
     const double f = 4.0 * static_cast<double>(n);
     // In place: no output to allocate (large outputs cost page faults).
     at::Tensor acc = a.clone();
     const at::Tensor rows = a.view({n / 256, 256});
     // A transposed (strided) 2-D copy: the layout changes of contiguous().
     const int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
-    const at::Tensor t = at::randn({side, side}).t();
+    const at::Tensor t = at::randn({side, side}, tensorsOn(o)).t();
     const std::vector<Kernel> kernels = {
         {"elementwise", "aten::add", "Tensor", 3 * f, {a, b, c10::Scalar(1)}},
         {"unary", "aten::relu", "", 2 * f, {a}},
@@ -382,7 +388,7 @@ void measureRetention(const ProfileOptions& o, HwProfile& hw) {
     share = std::max(share, std::clamp((us[k] - ground) / (top - ground), 0.0, 1.0));
     hw.memory.retention.push_back({distances[k], share});
   }
-  if (o.progress) {
+  if (o.progress && !onGpu(o)) {
     o.progress("cache retention: half evicted by " + std::to_string(retentionHalfMiB(hw.memory)) + " MiB");
   }
 }
@@ -399,36 +405,36 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
     for (int64_t dim : sizesOf(o, {16, 64}, {16, 64, 128})) {
       // One table for its six points: filling the 4M x 128 one (2 GB) took
       // seconds each time.
-      const at::Tensor w = at::randn({rows, dim});
+      const at::Tensor w = at::randn({rows, dim}, tensorsOn(o));
       for (int64_t pooling : sizesOf(o, {1, 20}, {1, 8, 32})) {
         for (const char* dist : {"uniform", "zipf:1.1"}) {
-          const at::Tensor idx = indicesFor(rows, batch * pooling, dist, rng);
-          const at::Tensor off = at::arange(0, batch * pooling, pooling, at::kLong);
+          const at::Tensor idx = indicesFor(rows, batch * pooling, dist, rng, o);
+          const at::Tensor off = at::arange(0, batch * pooling, pooling, tensorsOn(o).dtype(at::kLong));
           EmbeddingPoint e{rows, dim, batch, pooling, dist, 0, 0};
           std::vector<c10::IValue> stack;
           const auto lookup = [&] {
             stack = {w, idx, off, false, int64_t{0}, false, c10::IValue(), false, int64_t{-1}};
             fwd.callBoxed(stack);
           };
-          e.fwd_us = medianCallUs(lookup, o.quick);
-          e.fwd_cold_us = coldCallUs(lookup, flush, o.quick);
+          e.fwd_us = medianCallUs(lookup, o.quick, kLongCallUs, "aten::_embedding_bag");
+          if (!onGpu(o)) e.fwd_cold_us = coldCallUs(lookup, flush, o.quick);
           // As autograd calls it (and traces record it): offset2bag empty,
           // rebuilt from the offsets inside.
           const auto out = at::_embedding_bag(w, idx, off, false, 0);
-          const at::Tensor g = at::randn({batch, dim});
+          const at::Tensor g = at::randn({batch, dim}, tensorsOn(o));
           const auto backward = [&] {
-            stack = {g, idx, off, at::empty({0}, at::kLong), std::get<2>(out), std::get<3>(out),
+            stack = {g, idx, off, at::empty({0}, tensorsOn(o).dtype(at::kLong)), std::get<2>(out), std::get<3>(out),
                      rows, false, int64_t{0}, false, c10::IValue(), int64_t{-1}};
             bwd.callBoxed(stack);
           };
-          e.bwd_us = medianCallUs(backward, o.quick);
+          e.bwd_us = medianCallUs(backward, o.quick, kLongCallUs, "aten::_embedding_bag_backward");
           // In a training step the gradient, indices and sort buffers come
           // from DRAM; the hot loop keeps a gradient that fits the LLC there.
           // Beyond what the caches keep the hot loop is as cold, and each
           // call zero-fills and faults in the whole gradient (with a
           // package-wide 508 MiB L3 and 12 us faults, the cold calls of the
           // tables up to 2 GB took most of a 40-minute profile).
-          if (static_cast<double>(rows * dim) * 4 <= 4 * cacheKeepsBytes(hw.memory)) {
+          if (!onGpu(o) && static_cast<double>(rows * dim) * 4 <= 4 * cacheKeepsBytes(hw.memory)) {
             e.bwd_cold_us = coldCallUs(backward, flush, o.quick);
           }
           hw.embedding.push_back(e);
@@ -444,12 +450,19 @@ void measureForeach(const ProfileOptions& o, HwProfile& hw) {
     for (int64_t each : sizesOf(o, {256, 65536}, {64, 1024, 16384, 262144})) {
       std::vector<at::Tensor> xs, ys;
       for (int64_t i = 0; i < tensors; ++i) {
-        xs.push_back(at::randn({each}));
-        ys.push_back(at::randn({each}));
+        xs.push_back(at::randn({each}, tensorsOn(o)));
+        ys.push_back(at::randn({each}, tensorsOn(o)));
       }
-      hw.foreach_ops.push_back(
-          {tensors, tensors * each,
-           timeOp("aten::_foreach_add_", "List", {xs, ys, c10::Scalar(1)}, o)});
+      // Launch costs by list length (a GPU profile's launch_us): the
+      // kernels a _foreach_ op launches grow with its tensors.
+      const c10::OperatorHandle op =
+          c10::Dispatcher::singleton().findSchemaOrThrow("aten::_foreach_add_", "List");
+      std::vector<c10::IValue> stack;
+      const double us = medianCallUs([&] {
+        stack = {xs, ys, c10::Scalar(1)};
+        op.callBoxed(stack);
+      }, o.quick, kLongCallUs, "aten::_foreach_add_:" + std::to_string(tensors));
+      hw.foreach_ops.push_back({tensors, tensors * each, us});
     }
   }
   if (o.progress) o.progress("_foreach_: " + std::to_string(hw.foreach_ops.size()) + " lists");

@@ -36,7 +36,7 @@ const std::vector<trace::TinyOp> kKinds = {
 
 // Hot-loop time of one call of each kind, as the kernel curves take it.
 double hotChainUs(const ProfileOptions& o) {
-  const at::Tensor x = at::rand({kElems}), w = at::rand({kElems});
+  const at::Tensor x = at::rand({kElems}, tensorsOn(o)), w = at::rand({kElems}, tensorsOn(o));
   double sum = 0;
   const size_t kinds = kKinds.size();
   for (size_t i = 0; i < kinds; ++i) {
@@ -102,6 +102,7 @@ void measureReplayStep(const ProfileOptions& o, HwProfile& hw) {
   const trace::Trace t = trace::tinyOpChain(kKinds, kOps, kElems, "et_profile_hw:replay-step");
   replay::ReplayOptions ro;
   ro.threads = o.threads;
+  ro.device = o.device;
   ro.warmup = 3;
   ro.iters = o.quick ? 9 : 31;
   const std::unique_ptr<replay::Communicator> local = replay::makeLocalCommunicator();

@@ -233,6 +233,7 @@ std::string profileToJson(const HwProfile& hw) {
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
   j["stall_share"] = hw.stall_share;
+  if (!hw.launch_us.empty()) j["launch_us"] = hw.launch_us;
   j["gemm"] = gemmJson(hw.gemm);
   j["bmm"] = gemmJson(hw.bmm);
   j["conv"] = convJson(hw.conv);
@@ -287,6 +288,16 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     hw.stall_share = field<double>(j, "stall_share", path, "profile");
     if (hw.stall_share < 0 || hw.stall_share >= 1) {
       ETB_INPUT_ERROR(SourceLoc{path}, "stall_share ", hw.stall_share, " is not within [0, 1)");
+    }
+  }
+  if (j.contains("launch_us")) {
+    const json& l = j["launch_us"];
+    if (!l.is_object()) ETB_INPUT_ERROR(SourceLoc{path}, "launch_us: not an object of op name -> us");
+    for (const auto& [name, us] : l.items()) {
+      if (!us.is_number() || us.get<double>() < 0) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "launch_us.", name, ": not a non-negative number");
+      }
+      hw.launch_us[name] = us.get<double>();
     }
   }
   hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");

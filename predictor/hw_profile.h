@@ -145,6 +145,13 @@ struct HwProfile {
   // a sum of calls and pays the slow ones too, so the predictor divides its
   // op times by 1 - stall_share. 0 in profiles measured before it.
   double stall_share = 0;
+  // A GPU profile's host side: the median host microseconds one call of
+  // each op it timed takes to launch (by op name, "aten::mm"; the two halves
+  // of convolution_backward as "aten::convolution_backward:input" and
+  // ":weight"). Its kernel curves are device time, and an op costs the
+  // iteration the later of its launch and the device's finishing it
+  // (predictor.cc). Empty in CPU profiles, whose curves hold both.
+  std::map<std::string, double> launch_us;
   std::vector<GemmPoint> gemm;
   std::vector<GemmPoint> bmm;
   std::vector<ConvPoint> conv;

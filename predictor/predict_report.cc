@@ -48,12 +48,17 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
                      {"compute_ms", r.compute_us / 1e3}, {"comm_ms", r.comm_us / 1e3},
                      {"exposed_comm_ms", r.exposed_comm_us / 1e3},
                      {"host_ms", r.host_us < 0 ? json(nullptr) : json(r.host_us / 1e3)}});
+    if (r.device_us >= 0) ranks.back()["device_busy_ms"] = r.device_us / 1e3;
   }
   json ops = json::array();
   for (const OpPrediction& o : p.ranks.front().ops) {
     ops.push_back({{"node_id", o.node_id}, {"name", o.name}, {"model", o.family},
                    {"us", o.us}, {"start_us", o.start_us}, {"first_touch_us", o.first_touch_us},
                    {"dram_share", o.dram_share}, {"l3_share", o.l3_share}});
+    if (o.device_us >= 0) {
+      ops.back()["device_us"] = o.device_us;
+      ops.back()["launch_us"] = o.launch_us;
+    }
   }
   json j = {
       {"tool", "et_predict"},
@@ -131,6 +136,12 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
   out << line;
   if (p.iter_with_host_ms >= 0) {
     std::snprintf(line, sizeof(line), "with the recorded host time: %.3f ms\n", p.iter_with_host_ms);
+    out << line;
+  }
+  if (const RankPrediction& r0 = p.ranks.front(); r0.device_us >= 0 && r0.iter_us > 0) {
+    std::snprintf(line, sizeof(line),
+                  "device busy: %.3f ms (%.0f%% of the iteration; the rest waits for launches)\n",
+                  r0.device_us / 1e3, 100 * r0.device_us / r0.iter_us);
     out << line;
   }
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <set>
 
 #include "core/base/error.h"
 #include "predictor/aten_call_counter.h"
@@ -36,7 +37,8 @@ bool resolvable(const trace::Trace& t, const trace::Node& node) {
 // the model's bytes-moved fallback.
 class Coster {
  public:
-  Coster(const trace::Trace& t, const OpModel& m) : t_(t), m_(m), children_(t.children()) {}
+  Coster(const trace::Trace& t, const OpModel& m, const HwProfile& hw)
+      : t_(t), m_(m), hw_(hw), children_(t.children()) {}
   const std::vector<std::vector<uint32_t>>& children() const { return children_; }
 
   // `cold`, `l3`: the shares of the op's inputs that come from DRAM and
@@ -56,9 +58,96 @@ class Coster {
     return e;
   }
 
+  // GPU profiles: the host time of et_replay's call of the op, which
+  // launches its kernels (HwProfile::launch_us): the op's own measured
+  // launch; else its recorded children's and a dispatch that launches
+  // nothing (a composite such as linear calls them); else the launch of
+  // the op its model family was measured with; else a plain add's.
+  double launchUs(uint32_t index, const OpEstimate& e) const {
+    const trace::Node& n = t_.nodes[index];
+    const std::string name = opKind(t_, n);
+    if (name == "aten::convolution_backward") {
+      return launch("aten::convolution_backward:input") + launch("aten::convolution_backward:weight");
+    }
+    if (name.rfind("aten::_foreach_", 0) == 0) return foreachLaunch(opShapes(t_, n));
+    if (const auto own = hw_.launch_us.find(name); own != hw_.launch_us.end()) return own->second;
+    if (e.family == "view") return launch("aten::view");
+    double sum = 0;
+    bool any = false;
+    for (uint32_t c : children_[index]) {
+      if (t_.nodes[c].kind != trace::NodeKind::kOperator) continue;
+      sum += launchUs(c, m_.estimate(t_, t_.nodes[c]));
+      any = true;
+    }
+    if (any) return sum + launch("aten::view");
+    return launch(familyOp(name, e.family));
+  }
+
  private:
+  // The measured launch of `op`, else a plain add's, else the dispatch.
+  double launch(const std::string& op) const {
+    for (const std::string& o : {op, std::string("aten::add")}) {
+      if (const auto it = hw_.launch_us.find(o); it != hw_.launch_us.end()) return it->second;
+    }
+    return hw_.dispatch_us;
+  }
+
+  // _foreach_ ops launch a kernel per chunk of their lists: linear in the
+  // tensors between the measured list lengths ("aten::_foreach_add_:T").
+  double foreachLaunch(const OpShapes& sh) const {
+    double tensors = 0;
+    for (const auto& list : sh.in_lists) tensors = std::max(tensors, static_cast<double>(list.size()));
+    std::vector<std::pair<double, double>> pts;
+    const std::string prefix = "aten::_foreach_add_:";
+    for (const auto& [k, us] : hw_.launch_us) {
+      if (k.rfind(prefix, 0) == 0) pts.emplace_back(std::stod(k.substr(prefix.size())), us);
+    }
+    if (pts.empty()) return launch("aten::_foreach_add_");
+    std::sort(pts.begin(), pts.end());
+    if (pts.size() == 1 || tensors <= pts.front().first) {
+      return pts.front().second * std::max(tensors, 1.0) / pts.front().first;
+    }
+    for (size_t i = 1; i < pts.size(); ++i) {
+      if (tensors <= pts[i].first || i + 1 == pts.size()) {
+        const auto& [x0, y0] = pts[i - 1];
+        const auto& [x1, y1] = pts[i];
+        return y0 + (y1 - y0) * (tensors - x0) / (x1 - x0);
+      }
+    }
+    return pts.back().second;
+  }
+
+  // The op a model family's curve was measured with (hw_bench*.cc).
+  static std::string familyOp(const std::string& name, const std::string& family) {
+    static const std::map<std::string, std::string> kOf = {
+        {"gemm", "aten::mm"},
+        {"conv", "aten::convolution"},
+        {"embedding_bag", "aten::_embedding_bag"},
+        {"memory:elementwise", "aten::add"},
+        {"memory:unary", "aten::relu"},
+        {"memory:inplace", "aten::add_"},
+        {"memory:norm", "aten::native_layer_norm"},
+        {"memory:reduction", "aten::sum"},
+        {"memory:copy", "aten::clone"},
+        {"memory:fill", "aten::zero_"},
+        {"memory:transcendental", "aten::tanh"},
+        {"memory:rng", "aten::bernoulli_"},
+        {"memory:batchnorm", "aten::native_batch_norm"},
+        {"memory:batchnorm_backward", "aten::native_batch_norm_backward"},
+    };
+    if (family == "gemm" && name.find("bmm") != std::string::npos) return "aten::bmm";
+    if (family == "embedding_bag" && name.find("backward") != std::string::npos) {
+      return "aten::_embedding_bag_backward";
+    }
+    if (family.rfind("memory:op:", 0) == 0) return "aten::" + family.substr(10);
+    if (family.rfind("memory:reduction", 0) == 0) return "aten::sum";
+    const auto it = kOf.find(family);
+    return it == kOf.end() ? "aten::add" : it->second;
+  }
+
   const trace::Trace& t_;
   const OpModel& m_;
+  const HwProfile& hw_;
   std::vector<std::vector<uint32_t>> children_;
 };
 
@@ -82,7 +171,7 @@ class StepBuilder {
  public:
   StepBuilder(const trace::Trace& t, int rank, int world, const OpModel& m, const HwProfile& hw,
               Prediction& p, RankPrediction& rp)
-      : t_(t), rank_(rank), world_(world), model_(m), hw_(hw), coster_(t, m), p_(p), rp_(rp),
+      : t_(t), rank_(rank), world_(world), model_(m), hw_(hw), coster_(t, m, hw), p_(p), rp_(rp),
         groups_(replay::comm::groupsOf(t, world)) {
     // A trace with no process-group record runs on the world group.
     replay::comm::GroupSpec w{"world", {}, true};
@@ -94,14 +183,19 @@ class StepBuilder {
     profile_path_ = o.profile_path;
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
-    const std::vector<double> fresh = freshBytes(sel, o);
-    const std::vector<double> cold = hw_.memory.retention.empty()
+    // On a GPU the host heap and caches are not the kernels' (the caching
+    // allocator keeps device memory; the curves are the device's own).
+    gpu_ = o.device.rfind("cuda", 0) == 0;
+    if (gpu_) rp_.device_us = 0;
+    const std::vector<double> fresh = gpu_ ? std::vector<double>(sel.size(), 0) : freshBytes(sel, o);
+    const std::vector<double> cold = gpu_ ? std::vector<double>(sel.size(), 0)
+                                     : hw_.memory.retention.empty()
                                          ? coldInputShare(t_, sel, hw_.memory.llc_bytes)
                                          : coldInputShare(t_, sel, hw_.memory.retention);
     // Inputs beyond L2 but within the LLC: the share beyond L2 less the
     // share beyond the LLC.
     std::vector<double> l3(sel.size(), 0);
-    if (hw_.memory.l2_bytes > 0) {
+    if (hw_.memory.l2_bytes > 0 && !gpu_) {
       const std::vector<double> beyond_l2 = coldInputShare(t_, sel, hw_.memory.l2_bytes);
       for (size_t i = 0; i < sel.size(); ++i) l3[i] = std::max(0.0, beyond_l2[i] - cold[i]);
     }
@@ -152,6 +246,11 @@ class StepBuilder {
     }
     const OpEstimate e = coster_.cost(index, cold, l3);
     out.family = e.family;
+    if (rank_ == 0) ++(e.fallback ? p_.fallback : p_.modelled);
+    if (gpu_) {
+      gpuOp(index, e, step);
+      return;
+    }
     // First touch of the pages its outputs take from a grown heap or a new
     // mapping (heap_model.h): the microbenchmark curves leave it out.
     out.first_touch_us = fresh_bytes / hw_.memory.page_bytes * hw_.memory.fault_us_per_page;
@@ -165,11 +264,44 @@ class StepBuilder {
     out.us = step.us = (e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us +
                        coldAfterUs(hw_.cold_after, prev_us_);
     rp_.compute_us += out.us;
-    if (rank_ == 0) ++(e.fallback ? p_.fallback : p_.modelled);
+  }
+
+  // A GPU op: the host launches it (et_replay's step and the op's launch),
+  // its kernels start once launched and the device is free; an op that
+  // reads a result on the host waits for the device. The op's time is what
+  // it adds to the later of the two clocks, so the steps sum to the
+  // iteration, which ends when the device is done (et_replay synchronises).
+  void gpuOp(uint32_t index, const OpEstimate& e, Step& step) {
+    OpPrediction& out = rp_.ops[step.op];
+    const double device = e.family == "view" ? 0 : e.us;
+    const double launch = coster_.launchUs(index, e) + hw_.replay_step_us;
+    const double before = std::max(host_t_, dev_end_);
+    host_t_ += launch;
+    dev_end_ = std::max(dev_end_, host_t_) + device;
+    if (waitsForDevice(opKind(t_, t_.nodes[index]))) host_t_ = dev_end_;
+    out.device_us = device;
+    out.launch_us = launch;
+    out.us = step.us = std::max(host_t_, dev_end_) - before;
+    rp_.compute_us += out.us;
+    rp_.device_us += device;
+  }
+
+  // Ops whose result the host reads (a scalar, a data-dependent size): the
+  // call returns when the device has caught up.
+  static bool waitsForDevice(const std::string& name) {
+    static const std::set<std::string> kSync = {
+        "aten::item", "aten::_local_scalar_dense", "aten::nonzero", "aten::masked_select",
+        "aten::is_nonzero", "aten::equal", "aten::allclose", "aten::unique_dim",
+        "aten::_unique2", "aten::_unique", "aten::repeat_interleave", "aten::cpu",
+        "aten::tolist", "aten::nonzero_static"};
+    return kSync.count(name) > 0;
   }
 
   void comm(const trace::Node& n, Step& step) {
     OpPrediction& out = rp_.ops[step.op];
+    // A collective takes the device's results: it starts when the device is
+    // done (the launch queue drained).
+    if (gpu_) host_t_ = dev_end_ = std::max(host_t_, dev_end_);
     out.family = "comm";
     if (rank_ == 0) ++p_.comms;
     // Counted but unsized (torch 1.13's bare gloo:all_to_all): et_replay does
@@ -234,6 +366,10 @@ class StepBuilder {
   std::map<std::string, int64_t> ordinal_;
   std::string profile_path_;
   double prev_us_ = 0;  // the previous step's predicted time
+  // GPU: the host's and the device's clocks since the iteration started,
+  // collectives' transfers left out (runSchedule adds them).
+  bool gpu_ = false;
+  double host_t_ = 0, dev_end_ = 0;
 };
 
 // The backend et_replay would run the collectives of `t` on.

@@ -50,6 +50,10 @@ struct OpPrediction {
   double start_us = 0; // offset in the iteration, on its rank
   double first_touch_us = 0;  // part of `us`: fresh pages its outputs fault in
   double dram_share = 0, l3_share = 0;  // of its input bytes (reuse_model.h)
+  // GPU profiles: the op's kernels on the device and its launch on the host
+  // (et_replay's own step included); `us` is then what the op added to the
+  // later of the two clocks. -1 on a CPU.
+  double device_us = -1, launch_us = -1;
 };
 
 struct RankPrediction {
@@ -59,6 +63,7 @@ struct RankPrediction {
   double comm_us = 0;           // sum of collective transfer times
   double exposed_comm_us = 0;   // time blocked on communication
   double host_us = -1;          // recorded host gaps (profiler linked), else -1
+  double device_us = -1;        // GPU: the device's busy time (sum of kernels), else -1
   std::vector<OpPrediction> ops;
 };
 

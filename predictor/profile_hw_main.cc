@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 //
-// et_profile_hw -o hw.json [--device cpu] [--threads N] [--quick]
+// et_profile_hw -o hw.json [--device cpu|cuda[:N]] [--threads N] [--quick]
 // Measures this machine once, independent of any trace. Under mpirun the
 // compute side is measured by rank 0 alone (the others wait), then every
 // rank takes part in the collective sweep of the whole world: on MPI, then
@@ -13,7 +13,10 @@
 #include <iostream>
 #include <sstream>
 
+#include <ATen/Context.h>
 #include <CLI/CLI.hpp>
+
+#include "etb/config.h"
 
 #include "core/tools/tool_main.h"
 #include "predictor/hw_bench.h"
@@ -37,9 +40,14 @@ std::string tookLine(const predict::HwIdentity& id) {
 }
 
 int profileMain(const std::string& out_path, predict::ProfileOptions& o) {
-  if (o.device != "cpu") {
-    ETB_INPUT_ERROR(SourceLoc{"--device"}, "only cpu profiles are measured by this build (got \"",
-                    o.device, "\")");
+  if (o.device != "cpu" && !predict::onGpu(o)) {
+    ETB_INPUT_ERROR(SourceLoc{"--device"}, "cpu, cuda or cuda:N (got \"", o.device, "\")");
+  }
+  if (predict::onGpu(o) && (!ETB_WITH_CUDA || !at::hasCUDA())) {
+    ETB_INPUT_ERROR(SourceLoc{"--device"}, o.device, ": ",
+                    ETB_WITH_CUDA ? "this libtorch has no CUDA device to run on"
+                                  : "etbench was built without ETB_WITH_CUDA (scripts/build_cuda.sh "
+                                    "builds it against a CUDA libtorch)");
   }
   if (o.threads < 1) ETB_INPUT_ERROR(SourceLoc{"--threads"}, "must be at least 1");
   replay::CommOptions copts;
@@ -92,7 +100,9 @@ int main(int argc, char** argv) {
   std::string out_path;
   predict::ProfileOptions o;
   app.add_option("-o,--output", out_path, "hardware profile to write (JSON)")->required();
-  app.add_option("--device", o.device, "cpu")->capture_default_str();
+  app.add_option("--device", o.device,
+                 "cpu, or cuda[:N]: kernel curves in device time, each op's launch on the host "
+                 "beside them")->capture_default_str();
   app.add_option("--threads", o.threads, "intra-op threads, as et_replay --threads")
       ->capture_default_str();
   app.add_flag("--quick", o.quick,

@@ -4,6 +4,9 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "replayer/timer.h"
 
@@ -32,9 +35,87 @@ double callUs(const std::function<void()>& fn) {
   fn();
   return replay::nowUs() - t0;
 }
+
+double medianOf(std::vector<double> xs) {
+  std::nth_element(xs.begin(), xs.begin() + static_cast<long>(xs.size() / 2), xs.end());
+  return xs[xs.size() / 2];
+}
+
+struct DeviceClock {
+  std::string device;  // "" = host timing
+  std::map<std::string, std::vector<double>> host_us;  // per call, by name
+};
+DeviceClock& deviceClock() {
+  static DeviceClock c;
+  return c;
+}
+
+// The host launches a batch in at most this long: far inside the gate's
+// 50 ms limit (timer.cc), and long enough that the two events around the
+// batch (a few microseconds) are a small part of it.
+constexpr double kBatchHostUs = 5000;
+
+// medianCallUs on the device (DeviceClockScope). A call that waits for the
+// device itself (a copy to the host) opens the gate on its time limit: such
+// an op is timed on the host, synchronised, instead.
+double deviceMedianCallUs(const std::function<void()>& fn, bool quick, const std::string& name) {
+  // A sync of its own: one whose gate once timed out stays ungated.
+  const std::unique_ptr<replay::DeviceSync> own = replay::makeDeviceSync(deviceClock().device);
+  replay::DeviceSync& sync = *own;
+  fn();
+  fn();
+  sync.synchronize();
+  const double host1 = callUs(fn);
+  sync.synchronize();
+  const int batch = static_cast<int>(std::clamp(kBatchHostUs / std::max(host1, 1.0), 1.0, 64.0));
+  const double budget_us = quick ? 4e3 : 25e3;
+  std::vector<double> device, host;
+  const double start = replay::nowUs();
+  while (device.size() < 5 || (replay::nowUs() - start < budget_us && device.size() < 200)) {
+    sync.beginTiming(1);
+    sync.beforeCall(0);
+    const double t0 = replay::nowUs();
+    for (int i = 0; i < batch; ++i) fn();
+    host.push_back((replay::nowUs() - t0) / batch);
+    sync.afterCall(0);
+    sync.synchronize();
+    const replay::StepDeviceTimes t = sync.endTiming();
+    if (!t.host_synced.empty() && t.host_synced[0]) {
+      // Synchronising op: its time is the host's, device included.
+      const double t1 = replay::nowUs();
+      fn();
+      sync.synchronize();
+      device.push_back(replay::nowUs() - t1);
+      continue;
+    }
+    device.push_back(t.us.empty() ? 0 : t.us[0] / batch);
+  }
+  if (!name.empty()) deviceClock().host_us[name].push_back(medianOf(host));
+  const double median = medianOf(device);
+  double total = 0;
+  for (const double d : device) total += d;
+  tally().total_us += total;
+  tally().median_us += median * static_cast<double>(device.size());
+  return median;
+}
 }  // namespace
 
-double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us) {
+DeviceClockScope::DeviceClockScope(const std::string& device) {
+  deviceClock().device = device;
+  deviceClock().host_us.clear();
+}
+
+DeviceClockScope::~DeviceClockScope() { deviceClock().device.clear(); }
+
+std::map<std::string, double> launchHostUs() {
+  std::map<std::string, double> out;
+  for (const auto& [name, us] : deviceClock().host_us) out[name] = medianOf(us);
+  return out;
+}
+
+double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us,
+                    const std::string& name) {
+  if (!deviceClock().device.empty()) return deviceMedianCallUs(fn, quick, name);
   const bool long_call = callUs(fn) >= long_call_us;
   if (!long_call) fn();
   const size_t min_samples = long_call ? 3 : 5;
@@ -73,7 +154,7 @@ double timeOp(const char* name, const char* overload, const std::vector<c10::IVa
   return medianCallUs([&] {
     stack = args;
     op.callBoxed(stack);
-  }, quick);
+  }, quick, kLongCallUs, name);
 }
 
 }  // namespace etb::predict

@@ -8,9 +8,31 @@
 #include <ATen/core/ivalue.h>
 
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace etb::predict {
+
+// While one is alive (et_profile_hw --device cuda), medianCallUs and the
+// timeOp calls time the device work of the calls, not the host's: batches of
+// calls launched while the stream is held (DeviceSync's gate), the events
+// around a batch divided by its calls, so a kernel's time is the device
+// running it back to back, not the device waiting for launches. Each timed
+// call's host time (what launching it cost) is kept by name for the
+// profile's launch table. One per process, on the measuring thread.
+class DeviceClockScope {
+ public:
+  // `device`: "cuda" or "cuda:N" (replay::makeDeviceSync).
+  explicit DeviceClockScope(const std::string& device);
+  ~DeviceClockScope();
+  DeviceClockScope(const DeviceClockScope&) = delete;
+  DeviceClockScope& operator=(const DeviceClockScope&) = delete;
+};
+
+// The median host microseconds per call of each op timed under a
+// DeviceClockScope, by the name the call was timed under ("aten::mm").
+std::map<std::string, double> launchHostUs();
 
 // A call at least this long is warmed up once and timed three times (a
 // gigabyte gradient zero-filled and faulted in takes seconds per call, and
@@ -19,7 +41,9 @@ inline constexpr double kLongCallUs = 1e6;
 
 // Median microseconds of one call of `fn`. `quick` spends ~4 ms per kernel
 // instead of ~25 ms. Adds its timed calls to the stall tally.
-double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us = kLongCallUs);
+// `name` keys the call's host time in launchHostUs() (device timing only).
+double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us = kLongCallUs,
+                    const std::string& name = "");
 
 // The tally over every medianCallUs loop since the last reset: the share of
 // the calls' total time beyond n x median (0 with nothing timed).

@@ -6,6 +6,7 @@
 # Environment:
 #   ETB_PYTHON   the python whose torch to build against (default: python3)
 #   CUDA_HOME    the CUDA toolkit torch was built for (default /usr/local/cuda); nvcc must be there
+#   ETB_CMAKE_ARGS  extra CMake arguments, split on spaces (dependencies outside the usual prefixes)
 #   NCCL_HOME    NCCL's prefix (default: the toolkit's when it has nccl.h, else the nvidia-nccl wheel
 #                that torch itself loads, so that one libnccl serves both)
 # The other dependencies (MPI, protobuf, simdjson, nlohmann-json, CLI11, zlib, GoogleTest) come from
@@ -62,6 +63,8 @@ if [ -n "$NCCL" ]; then
 else
   echo "== no NCCL found (toolkit or nvidia-nccl wheel): collectives on MPI only"
 fi
+# Extra CMake arguments, e.g. the prefixes of dependencies installed outside /usr.
+if [ -n "${ETB_CMAKE_ARGS:-}" ]; then read -ra EXTRA <<< "$ETB_CMAKE_ARGS"; CMAKE_ARGS+=("${EXTRA[@]}"); fi
 if [ "${1:-}" = "--test" ]; then CMAKE_ARGS+=(-DETB_BUILD_TESTS=ON); else CMAKE_ARGS+=(-DETB_BUILD_TESTS=OFF); fi
 command -v ninja >/dev/null && CMAKE_ARGS+=(-G Ninja)
 mkdir -p "$BUILD_DIR"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Predicted vs replayed iteration time, in the same run.
 #   scripts/predict_validate.sh [BUILD_DIR] [--quick] [--rounds N] [--hw HW.json]
-#                               [--faults model|original] [SAMPLE...]
+#                               [--faults model|original] [--device cpu|cuda] [SAMPLE...]
 # Measures this machine once with et_profile_hw (before and independently of
 # the traces: it never reads them), then for each fleet sample alternates
 # et_replay (--threads 1, medians) and et_predict over N rounds and prints
@@ -16,18 +16,23 @@
 # original (the same count at the profile's cost), the count measured once per
 # sample in a plain run of its model (single-rank samples); model (default) replays
 # with the replay's own heap and predicts its faults with the heap model.
+# --device cuda (a build of scripts/build_cuda.sh) profiles the GPU (et_profile_hw --device
+# cuda) and replays and predicts the GPU samples (default: every fleet_samples/gpu_h200 one; a
+# SAMPLE is a folder under fleet_samples, gpu_h200/mlp) on it, with ETB_THREADS host threads
+# (default 4, as they were recorded).
 # ETB_CORE=N pins every replay, profile and prediction to core N (taskset);
 # et_predict then shares that one core among a multi-rank sample's ranks, as
 # mpirun's ranks do (--cores defaults to the CPUs it may run on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""; FAULTS=model
+BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""; FAULTS=model; DEVICE=cpu
 while (($#)); do
   case "$1" in
     --quick) QUICK=--quick ;;
     --rounds) ROUNDS=$2; shift ;;
     --hw) HW_GIVEN=$2; shift ;;
     --faults) FAULTS=$2; shift ;;
+    --device) DEVICE=$2; shift ;;
     -*) echo "unknown flag $1" >&2; exit 2 ;;
     *) if [ -d "$1/predictor" ]; then BUILD=$1; else SAMPLES+=("$1"); fi ;;
   esac
@@ -38,6 +43,14 @@ case "$FAULTS" in
   original) REPLAY_HEAP=(--heap match) ;;
   *) echo "--faults must be model or original, got '$FAULTS'" >&2; exit 2 ;;
 esac
+THREADS=1
+if [ "$DEVICE" != cpu ]; then
+  [ "$FAULTS" = model ] || { echo "--faults original: CPU replays only" >&2; exit 2; }
+  THREADS=${ETB_THREADS:-4}; REPLAY_HEAP=()
+  ((${#SAMPLES[@]})) || SAMPLES=(gpu_h200/mlp gpu_h200/resnet18 gpu_h200/transformer gpu_h200/gpt
+                                 gpu_h200/dlrm gpu_h200/mlp_big gpu_h200/resnet18_big
+                                 gpu_h200/transformer_big gpu_h200/gpt_big)
+fi
 ((${#SAMPLES[@]})) || SAMPLES=(mlp resnet18 transformer dlrm dlrm@zipf:1.1 ddp2)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # PREDICT_VALIDATE_OUT: where the profiles and reports go (default a new /tmp folder).
@@ -46,10 +59,10 @@ mkdir -p "$OUT"
 HW1=$OUT/hw1.json; HW2=$OUT/hw2.json
 PIN=(); [ -n "${ETB_CORE:-}" ] && PIN=(taskset -c "$ETB_CORE")
 multi=0
-for entry in "${SAMPLES[@]}"; do s=${entry%%@*}; [ -f "fleet_samples/$s/$s.et.json.gz" ] || multi=1; done
+for entry in "${SAMPLES[@]}"; do s=${entry%%@*}; [ -f "fleet_samples/$s/${s##*/}.et.json.gz" ] || multi=1; done
 t0=$(date +%s)
 if [ -n "$HW_GIVEN" ]; then HW1=$HW_GIVEN
-else "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW1" --threads 1 $QUICK; fi
+else "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW1" --threads "$THREADS" --device "$DEVICE" $QUICK; fi
 # The 2-rank profile runs where the replays will (same pinning): its
 # collective curves then include how the ranks share the cores.
 ((multi)) && mpirun -np 2 "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
@@ -69,11 +82,11 @@ errs=()
 for entry in "${SAMPLES[@]}"; do
   # SAMPLE@DIST replays and predicts with --index-dist DIST.
   s=${entry%%@*}; dist=uniform; [ "$entry" != "$s" ] && dist=${entry#*@}
-  dir=fleet_samples/$s
-  if [ -f "$dir/$s.et.json.gz" ]; then
-    trace=$dir/$s.et.json.gz; launch=(); hw=$HW1
+  dir=fleet_samples/$s; name=${s##*/}
+  if [ -f "$dir/$name.et.json.gz" ]; then
+    trace=$dir/$name.et.json.gz; launch=(); hw=$HW1
   else
-    trace="$dir/$s.rank%d.et.json.gz"; n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
+    trace="$dir/$name.rank%d.et.json.gz"; n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
     launch=(mpirun -np "$n"); hw=$HW2
   fi
   # --faults original: the original's faults per step, measured now (the committed sidecars
@@ -87,13 +100,13 @@ for entry in "${SAMPLES[@]}"; do
   fi
   reps=(); preds=()
   for ((r = 0; r < ROUNDS; r++)); do
-    "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
-      --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" \
-      --report-json "$OUT/$s.replay.json"
-    reps+=("$(field "$OUT/$s.replay.json" "d['replay']['iter_ms']['median']")")
+    "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads "$THREADS" --warmup 2 --iters 5 \
+      --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" \
+      --report-json "$OUT/$name.replay.json"
+    reps+=("$(field "$OUT/$name.replay.json" "d['replay']['iter_ms']['median']")")
     "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" --faults "$FAULTS" \
-      "${orig[@]}" --report-json "$OUT/$s.predict.json"
-    preds+=("$(field "$OUT/$s.predict.json" "d['predicted']['iter_ms']")")
+      --device "$DEVICE" "${orig[@]}" --report-json "$OUT/$name.predict.json"
+    preds+=("$(field "$OUT/$name.predict.json" "d['predicted']['iter_ms']")")
   done
   read -r rep pred err < <(python3 -c "
 import statistics as st, sys

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "core/base/error.h"
 #include "predictor/hw_bench.h"
 #include "predictor/interp.h"
 #include "predictor/op_model.h"
@@ -191,6 +192,26 @@ TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   EXPECT_NEAR(curveUs(back.bandwidth.at("unary"), 2000), 2 * std::sqrt(2.0), 1e-9);
   EXPECT_DOUBLE_EQ(curveUs(back.bandwidth.at("unary"), 32000), 16);
   EXPECT_DOUBLE_EQ(coldAfterUs(back.cold_after, 50), 1);  // written, read back, sorted
+}
+
+// A GPU profile's launch table is written and read back by op name; one
+// that is not a table of non-negative numbers is refused naming the file.
+TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
+  HwProfile hw = handProfile();
+  hw.identity.device = "cuda";
+  hw.launch_us = {{"aten::mm", 7.5}, {"aten::convolution_backward:input", 21}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "gpu.json");
+  EXPECT_EQ(back.launch_us, hw.launch_us);
+  EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "cpu.json").launch_us.empty());
+  std::string text = profileToJson(hw);
+  text.replace(text.find("7.5"), 3, "-1");
+  try {
+    profileFromJson(text, "gpu.json");
+    FAIL() << "a negative launch time was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("launch_us.aten::mm"), std::string::npos) << e.what();
+  }
 }
 
 // A later pass's faster time replaces a point's, field by field, and a

@@ -5,7 +5,8 @@
 #              schemas/hw_profile.schema.json (the fixture the others use)
 #   samples    every fleet sample predicts with every op accounted for and
 #              no ATen op run; the report's shares add up to 1
-#   refuses    a profile of another libtorch / device is refused by name
+#   refuses    a profile of another libtorch / device is refused by name; et_profile_hw
+#              --device cuda measures a GPU where there is one, else says why not
 #   bad_input  unreadable trace and profile, an old profile layout: one
 #              message, exit 2
 #   mpi        under mpirun: MPI and (built in) gloo collective curves exist,
@@ -112,6 +113,19 @@ refuses)
   grep -q "torch_version" <<<"$msg" && grep -q "0.0.1" <<<"$msg" || fail "message does not name it: $msg"
   msg=$("$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --device cuda 2>&1); rc=$?
   [ $rc = 2 ] && grep -q "identity.device" <<<"$msg" || fail "a cpu profile for cuda: exit $rc: $msg"
+  msg=$("$PROFILE" -o "$WORK/tpu.json" --device tpu --quick 2>&1); rc=$?
+  [ $rc = 2 ] && grep -q -- "--device" <<<"$msg" && grep -q "tpu" <<<"$msg" \
+    || fail "et_profile_hw --device tpu: exit $rc: $msg"
+  # A GPU profile where there is no GPU (or no CUDA build) is refused by
+  # name; where there is one it is measured: device time curves, launches.
+  msg=$("$PROFILE" -o "$WORK/gpu.json" --device cuda --quick 2>&1); rc=$?
+  if [ $rc = 0 ]; then
+    [ "$(json "$WORK/gpu.json" "d['identity']['device'] == 'cuda' and len(d['launch_us']) > 10 and len(d['gemm']) > 0")" = True ] \
+      || fail "the cuda profile lacks its device, launches or GEMMs"
+  else
+    [ $rc = 2 ] && grep -q -- "--device" <<<"$msg" && grep -qi "cuda" <<<"$msg" \
+      || fail "et_profile_hw --device cuda without a GPU: exit $rc: $msg"
+  fi
   ;;
 bad_input)
   msg=$("$PREDICT" "$WORK/missing.json" --hw "$HW" 2>&1); rc=$?

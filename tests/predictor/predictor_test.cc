@@ -138,6 +138,96 @@ HwProfile twoBackends(bool with_gloo) {
 
 // A gloo-recorded trace is replayed on gloo (replay::pickCommBackend), so
 // its collectives read the gloo curve; --comm mpi reads MPI's.
+// A GPU profile: the smallProfile curves as device time, and the host's
+// launch of each measured op (launch_us), et_replay's step of 1 us on top.
+HwProfile gpuProfile() {
+  HwProfile hw = smallProfile();
+  hw.identity.device = "cuda";
+  hw.replay_step_us = 1;
+  hw.launch_us = {{"aten::mm", 10}, {"aten::relu", 6}, {"aten::view", 2}, {"aten::add", 5}};
+  return hw;
+}
+
+PredictOptions onGpu() {
+  PredictOptions o;
+  o.device = "cuda";
+  return o;
+}
+
+// On a GPU an op's kernels start once the host has launched them and the
+// device is free; the iteration ends when the device is done. The mm (11
+// us to launch, 40 on the device) keeps the device busy while the relu (7,
+// 4) is launched: 11 + 40 + 4. Planted faults: the CPU sum (46), launches
+// and kernels added (62), launches only (18), kernels only (44).
+TEST(Predictor, OnAGpuTheDeviceRunsBehindTheLaunchesAndTheIterationWaitsForIt) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  const Prediction p = predictIteration({&t}, gpuProfile(), onGpu());
+  EXPECT_NEAR(p.iter_ms, (11 + 40 + 4) / 1e3, 1e-9);
+  ASSERT_EQ(p.ranks.size(), 1u);
+  EXPECT_NEAR(p.ranks[0].device_us, 44, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[0].launch_us, 11, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[1].device_us, 4, 1e-9);
+  EXPECT_EQ(p.skipped, 1u);
+}
+
+// Tiny kernels: the device waits for each launch, so five relus take five
+// launches and the last kernel (5 x 7 + 4). Catches the device time summed
+// instead (20), a launch and a kernel per op (55), or the last kernel
+// dropped (35).
+TEST(Predictor, OnAGpuTinyKernelsWaitForTheirLaunches) {
+  TraceBuilder b;
+  for (int i = 0; i < 5; ++i) {
+    const auto r = b.tensor({500}), out = b.tensor({500});
+    b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
+  }
+  const trace::Trace t = b.finish();
+  const Prediction p = predictIteration({&t}, gpuProfile(), onGpu());
+  EXPECT_NEAR(p.iter_ms, (5 * 7 + 4) / 1e3, 1e-9);
+}
+
+// An op whose result the host reads (_local_scalar_dense, .item()) returns
+// when the device has caught up, so the next launch starts after the mm's
+// kernel: 11 + 40 + d + 7 + 4, where d is the scalar read's own kernel.
+// Without the wait the relu is launched during the mm and it would be
+// 11 + 40 + d + 4.
+TEST(Predictor, OnAGpuAnOpThatReadsAResultOnTheHostWaitsForTheDevice) {
+  TraceBuilder b;
+  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
+  const auto one = b.tensor({1});
+  b.op("aten::_local_scalar_dense(Tensor self) -> Scalar", {one}, {});
+  const auto r = b.tensor({500}), out = b.tensor({500});
+  b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
+  const trace::Trace t = b.finish();
+  const Prediction p = predictIteration({&t}, gpuProfile(), onGpu());
+  ASSERT_EQ(p.ranks[0].ops.size(), 3u);
+  const double d = p.ranks[0].ops[1].device_us;
+  EXPECT_GE(d, 0);
+  EXPECT_NEAR(p.iter_ms, (11 + 40 + d + 7 + 4) / 1e3, 1e-9);
+}
+
+// A composite et_replay calls (linear) launches what its recorded children
+// launch, plus a dispatch of its own that launches nothing: t (a view, 2)
+// and addmm (not measured by name: its family's op, mm, 10), plus 2, plus
+// the step. Catches the family's launch taken for the composite (11) or
+// the children left out.
+TEST(Predictor, OnAGpuACompositeLaunchesWhatItsChildrenLaunch) {
+  TraceBuilder b;
+  const auto x = b.tensor({64, 128}), w = b.tensor({32, 128}), y = b.tensor({64, 32});
+  const trace::NodeId linear = b.op(
+      "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", {x, w}, {y});
+  b.under(linear);
+  const auto wt = b.tensor({128, 32});
+  b.op("aten::t(Tensor(a) self) -> Tensor(a)", {w}, {wt});
+  b.op("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+       {y, x, wt}, {y});
+  const trace::Trace t = b.finish();
+  const Prediction p = predictIteration({&t}, gpuProfile(), onGpu());
+  ASSERT_EQ(p.ranks[0].ops.size(), 1u);
+  EXPECT_NEAR(p.ranks[0].ops[0].launch_us, 2 + 10 + 2 + 1, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[0].device_us, 40, 1e-9);
+}
+
 TEST(Predictor, CollectivesReadTheCurvesOfTheBackendTheReplayUses) {
   if (!replay::commBackendBuilt("gloo")) GTEST_SKIP() << "built without gloo: et_replay uses MPI";
   const trace::Trace t = glooAllReduce();
