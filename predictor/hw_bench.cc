@@ -38,8 +38,10 @@ void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
 void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   // A GPU runs 8192 x 4096 x 4096 in milliseconds (a CPU core takes 50 ms
   // for 2e9): its grid reaches the layers of large training steps.
+  // Its rate also moves more between neighbouring sizes (tiles and waves
+  // over the SMs): twice as dense above 64.
   std::vector<int64_t> dims{4, 16, 64, 256, 1024, 4096};
-  if (onGpu(o)) dims.push_back(8192);
+  if (onGpu(o)) dims = {4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
   const double cap = onGpu(o) ? 1.4e11 : 2e9;  // m*n*k: keeps each call under ~50 ms
   for (int64_t m : dims) {
     for (int64_t n : dims) {
@@ -207,6 +209,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   if (!o.quick) run("gemm_conv_again", measureComputeAgain);
   if (onGpu(o)) {
     hw.launch_us = launchHostUs();
+    hw.sync_latency_us = syncLatencyUs();
     hw.stall_share = 0;  // device time: the host's preemptions are not in it
     return;
   }

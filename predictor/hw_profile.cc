@@ -229,6 +229,10 @@ std::string profileToJson(const HwProfile& hw) {
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;
+  if (!hw.launch_us.empty()) {
+    j["launch_scale"] = hw.launch_scale;
+    j["sync_latency_us"] = hw.sync_latency_us;
+  }
   json cold = json::array();
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
@@ -278,6 +282,11 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
   hw.view_us = field<double>(j, "view_us", path, "profile");
   hw.replay_step_us = field<double>(j, "replay_step_us", path, "profile");
+  if (j.contains("launch_scale")) {
+    hw.launch_scale = field<double>(j, "launch_scale", path, "profile");
+    if (hw.launch_scale < 1) ETB_INPUT_ERROR(SourceLoc{path}, "launch_scale ", hw.launch_scale, " is below 1");
+  }
+  if (j.contains("sync_latency_us")) hw.sync_latency_us = field<double>(j, "sync_latency_us", path, "profile");
   if (j.contains("cold_after")) {
     for (const json& c : j["cold_after"]) {
       hw.cold_after.push_back({field<double>(c, "after_us", path, "cold_after"),

@@ -132,6 +132,15 @@ struct HwProfile {
   // stack, clock stamps, releases, and a different kernel each call):
   // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
   double replay_step_us = 0;
+  // GPU profiles: a replayed call's host time over its hot-loop launch
+  // (launch_us), fitted with replay_step_us to replayed chains of kernels
+  // and of views (hw_bench_replay.cc); 1 elsewhere.
+  double launch_scale = 1;
+  // GPU profiles: from the host's return from a launch on an idle device to
+  // its seeing the kernel done, beyond the kernel's device time (the median
+  // over the profile's ops): what an op that reads a result on the host, and
+  // the iteration's end, wait beyond the device's work. 0 elsewhere.
+  double sync_latency_us = 0;
   // What the first op call after a stretch of other work costs beyond a
   // hot one, by the stretch's length (SizePoint::bytes holds the stretch in
   // microseconds, ::us the extra microseconds), measured after spins that

@@ -33,6 +33,10 @@ class DeviceClockScope {
 // The median host microseconds per call of each op timed under a
 // DeviceClockScope, by the name the call was timed under ("aten::mm").
 std::map<std::string, double> launchHostUs();
+// The median over the ops timed under a DeviceClockScope of one call on an
+// idle device, launched and synchronised, less its launch and its kernel:
+// how long the host waits beyond the device's work (0 with none timed).
+double syncLatencyUs();
 
 // A call at least this long is warmed up once and timed three times (a
 // gigabyte gradient zero-filled and faulted in takes seconds per call, and

@@ -194,14 +194,19 @@ TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   EXPECT_DOUBLE_EQ(coldAfterUs(back.cold_after, 50), 1);  // written, read back, sorted
 }
 
-// A GPU profile's launch table is written and read back by op name; one
-// that is not a table of non-negative numbers is refused naming the file.
+// A GPU profile's launch table, scale and sync latency are written and read
+// back; a launch table that is not of non-negative numbers is refused
+// naming the file.
 TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   HwProfile hw = handProfile();
   hw.identity.device = "cuda";
   hw.launch_us = {{"aten::mm", 7.5}, {"aten::convolution_backward:input", 21}};
+  hw.launch_scale = 1.25;
+  hw.sync_latency_us = 6;
   const HwProfile back = profileFromJson(profileToJson(hw), "gpu.json");
   EXPECT_EQ(back.launch_us, hw.launch_us);
+  EXPECT_DOUBLE_EQ(back.launch_scale, 1.25);
+  EXPECT_DOUBLE_EQ(back.sync_latency_us, 6);
   EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "cpu.json").launch_us.empty());
   std::string text = profileToJson(hw);
   text.replace(text.find("7.5"), 3, "-1");

@@ -11,6 +11,7 @@
 #include "core/base/error.h"
 #include "core/trace_io.h"
 #include "predictor/aten_call_counter.h"
+#include "predictor/op_model.h"
 #include "predictor/predictor.h"
 #include "replayer/comm/communicator.h"
 #include "tests/replayer/trace_builder.h"
@@ -145,6 +146,7 @@ HwProfile gpuProfile() {
   hw.identity.device = "cuda";
   hw.replay_step_us = 1;
   hw.launch_us = {{"aten::mm", 10}, {"aten::relu", 6}, {"aten::view", 2}, {"aten::add", 5}};
+  hw.view_us = 0;  // a view's device time
   return hw;
 }
 
@@ -206,6 +208,32 @@ TEST(Predictor, OnAGpuAnOpThatReadsAResultOnTheHostWaitsForTheDevice) {
   EXPECT_NEAR(p.iter_ms, (11 + 40 + d + 7 + 4) / 1e3, 1e-9);
 }
 
+// A replayed call's host time is its hot-loop launch times the profile's
+// launch scale plus the step; a host read of a result, and the iteration's
+// end, wait the sync latency beyond the device. mm: 10 x 2 + 1 = 21 to
+// launch, on the device until 61; the scalar read returns at 61 + d + 3; the
+// relu launches by 61 + d + 3 + 13 and runs 4 us; the end sees it 3 us
+// later: 84 + d. Catches the scale or the latency left out (at a read: 81
+// + d; at the end: 81 + d), or the step scaled.
+TEST(Predictor, OnAGpuLaunchesScaleAndHostReadsWaitTheSyncLatency) {
+  TraceBuilder b;
+  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
+  const auto one = b.tensor({1});
+  b.op("aten::_local_scalar_dense(Tensor self) -> Scalar", {one}, {});
+  const auto r = b.tensor({500}), out = b.tensor({500});
+  b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
+  const trace::Trace t = b.finish();
+  HwProfile hw = gpuProfile();
+  hw.launch_scale = 2;
+  hw.sync_latency_us = 3;
+  const Prediction p = predictIteration({&t}, hw, onGpu());
+  ASSERT_EQ(p.ranks[0].ops.size(), 3u);
+  EXPECT_NEAR(p.ranks[0].ops[0].launch_us, 21, 1e-9);
+  const double d = p.ranks[0].ops[1].device_us;
+  EXPECT_NEAR(p.iter_ms, (84 + d) / 1e3, 1e-9);
+}
+
 // A composite et_replay calls (linear) launches what its recorded children
 // launch, plus a dispatch of its own that launches nothing: t (a view, 2)
 // and addmm (not measured by name: its family's op, mm, 10), plus 2, plus
@@ -226,6 +254,43 @@ TEST(Predictor, OnAGpuACompositeLaunchesWhatItsChildrenLaunch) {
   ASSERT_EQ(p.ranks[0].ops.size(), 1u);
   EXPECT_NEAR(p.ranks[0].ops[0].launch_us, 2 + 10 + 2 + 1, 1e-9);
   EXPECT_NEAR(p.ranks[0].ops[0].device_us, 40, 1e-9);
+}
+
+// An op whose recorded children only allocate (torch 2.x's native_dropout:
+// two empty_like, its kernel its own) runs its own kernel: its bytes-moved
+// estimate on the device, its family's launch (unary: relu's, 6) beside the
+// children's (2 each), and the step; a view launches nothing on the device.
+// Catches the op costed as the sum of its children (no kernel, 4 us of
+// launches).
+TEST(Predictor, OnAGpuAnOpWhoseChildrenOnlyAllocateRunsItsOwnKernel) {
+  TraceBuilder b;
+  const auto x = b.tensor({500}), y = b.tensor({500}), mask = b.tensor({500}, trace::DType::kBool);
+  const trace::NodeId nd = b.op(
+      "aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", {x}, {y, mask});
+  b.under(nd);
+  b.op("aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", {x}, {y});
+  b.op("aten::empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+       "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", {x}, {mask});
+  b.under(2);
+  const auto v = b.tensor({500});
+  b.op("aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)", {y}, {v});
+  const trace::Trace t = b.finish();
+  const HwProfile hw = gpuProfile();
+  const Prediction p = predictIteration({&t}, hw, onGpu());
+  ASSERT_EQ(p.ranks[0].ops.size(), 2u);
+  const OpModel model(hw, "uniform");
+  const trace::Node* dropout = nullptr;
+  for (const trace::Node& n : t.nodes) {
+    if (n.id == nd) dropout = &n;
+  }
+  ASSERT_NE(dropout, nullptr);
+  const OpEstimate own = model.estimate(t, *dropout);
+  EXPECT_GT(own.us, 0);
+  EXPECT_NEAR(p.ranks[0].ops[0].device_us, own.us, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[0].launch_us, 6 + 2 * 2 + 1, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[1].launch_us, 2 + 1, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[1].device_us, 0, 1e-9);
 }
 
 TEST(Predictor, CollectivesReadTheCurvesOfTheBackendTheReplayUses) {
