@@ -16,9 +16,8 @@
 #include <ATen/Context.h>
 #include <CLI/CLI.hpp>
 
-#include "etb/config.h"
-
 #include "core/tools/tool_main.h"
+#include "etb/config.h"
 #include "predictor/hw_bench.h"
 #include "replayer/threads.h"
 
