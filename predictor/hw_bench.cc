@@ -210,6 +210,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   if (onGpu(o)) {
     hw.launch_us = launchHostUs();
     hw.sync_latency_us = syncLatencyUs();
+    hw.synchronising_ops = synchronisingOps();
     hw.stall_share = 0;  // device time: the host's preemptions are not in it
     return;
   }

@@ -232,6 +232,7 @@ std::string profileToJson(const HwProfile& hw) {
   if (!hw.launch_us.empty()) {
     j["launch_scale"] = hw.launch_scale;
     j["sync_latency_us"] = hw.sync_latency_us;
+    j["synchronising_ops"] = hw.synchronising_ops;
   }
   json cold = json::array();
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
@@ -287,6 +288,14 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     if (hw.launch_scale < 1) ETB_INPUT_ERROR(SourceLoc{path}, "launch_scale ", hw.launch_scale, " is below 1");
   }
   if (j.contains("sync_latency_us")) hw.sync_latency_us = field<double>(j, "sync_latency_us", path, "profile");
+  if (j.contains("synchronising_ops")) {
+    const json& ops = j["synchronising_ops"];
+    if (!ops.is_array()) ETB_INPUT_ERROR(SourceLoc{path}, "synchronising_ops: not an array of op names");
+    for (const json& op : ops) {
+      if (!op.is_string()) ETB_INPUT_ERROR(SourceLoc{path}, "synchronising_ops: ", op.dump(), " is not an op name");
+      hw.synchronising_ops.push_back(op.get<std::string>());
+    }
+  }
   if (j.contains("cold_after")) {
     for (const json& c : j["cold_after"]) {
       hw.cold_after.push_back({field<double>(c, "after_us", path, "cold_after"),

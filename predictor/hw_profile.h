@@ -141,6 +141,11 @@ struct HwProfile {
   // over the profile's ops): what an op that reads a result on the host, and
   // the iteration's end, wait beyond the device's work. 0 elsewhere.
   double sync_latency_us = 0;
+  // GPU profiles: the ops whose calls wait for the device themselves (the
+  // CUDA embedding_bag backward reads a count back): their curves are the
+  // synchronised call's host time, and et_predict runs them on the host
+  // after the device's queue. Empty elsewhere.
+  std::vector<std::string> synchronising_ops;
   // What the first op call after a stretch of other work costs beyond a
   // hot one, by the stretch's length (SizePoint::bytes holds the stretch in
   // microseconds, ::us the extra microseconds), measured after spins that

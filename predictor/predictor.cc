@@ -63,6 +63,12 @@ class Coster {
     return e;
   }
 
+  // GPU profiles: the op's calls wait for the device themselves.
+  bool synchronising(const std::string& name) const {
+    return std::find(hw_.synchronising_ops.begin(), hw_.synchronising_ops.end(), name) !=
+           hw_.synchronising_ops.end();
+  }
+
   // GPU profiles: the host time of et_replay's call of the op, which
   // launches its kernels (HwProfile::launch_us): the op's own measured
   // launch; else its recorded children's and a dispatch that launches
@@ -296,9 +302,22 @@ class StepBuilder {
     // A replayed call's host time: its hot-loop launch scaled, and the step.
     const double launch = coster_.launchUs(index, e) * hw_.launch_scale + hw_.replay_step_us;
     const double before = std::max(host_t_, dev_end_);
+    const std::string name = opKind(t_, t_.nodes[index]);
+    if (coster_.synchronising(name)) {
+      // Measured as a synchronised call (launch and kernels): it starts once
+      // the device's queue has drained, and the host holds it throughout.
+      host_t_ = dev_end_ = std::max(host_t_, dev_end_ + hw_.sync_latency_us) + device +
+                           hw_.replay_step_us;
+      out.device_us = device;
+      out.launch_us = 0;
+      out.us = step.us = host_t_ - before;
+      rp_.compute_us += out.us;
+      rp_.device_us += device;
+      return;
+    }
     host_t_ += launch;
     dev_end_ = std::max(dev_end_, host_t_) + device;
-    if (waitsForDevice(opKind(t_, t_.nodes[index]))) host_t_ = dev_end_ + hw_.sync_latency_us;
+    if (waitsForDevice(name)) host_t_ = dev_end_ + hw_.sync_latency_us;
     out.device_us = device;
     out.launch_us = launch;
     out.us = step.us = std::max(host_t_, dev_end_) - before;

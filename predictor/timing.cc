@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "replayer/timer.h"
@@ -45,6 +46,7 @@ struct DeviceClock {
   std::string device;  // "" = host timing
   std::map<std::string, std::vector<double>> host_us;  // per call, by name
   std::vector<double> sync_latency_us;                 // per timed op
+  std::set<std::string> synchronising;                 // ops that wait for the device
 };
 DeviceClock& deviceClock() {
   static DeviceClock c;
@@ -108,6 +110,7 @@ double deviceMedianCallUs(const std::function<void()>& fn, bool quick, const std
   // One call on an idle device, launched and waited for: the launch, the
   // kernel, and the latency between (not for ops that wait themselves).
   if (!synchronising) deviceClock().sync_latency_us.push_back(std::max(0.0, synced1 - host1 - median));
+  if (synchronising && !name.empty()) deviceClock().synchronising.insert(name);
   double total = 0;
   for (const double d : device) total += d;
   tally().total_us += total;
@@ -120,6 +123,12 @@ DeviceClockScope::DeviceClockScope(const std::string& device) {
   deviceClock().device = device;
   deviceClock().host_us.clear();
   deviceClock().sync_latency_us.clear();
+  deviceClock().synchronising.clear();
+}
+
+std::vector<std::string> synchronisingOps() {
+  const std::set<std::string>& s = deviceClock().synchronising;
+  return {s.begin(), s.end()};
 }
 
 double syncLatencyUs() {

@@ -37,6 +37,9 @@ std::map<std::string, double> launchHostUs();
 // idle device, launched and synchronised, less its launch and its kernel:
 // how long the host waits beyond the device's work (0 with none timed).
 double syncLatencyUs();
+// The ops timed under a DeviceClockScope that wait for the device inside
+// the call (their curves hold host-timed, synchronised calls), by name.
+std::vector<std::string> synchronisingOps();
 
 // A call at least this long is warmed up once and timed three times (a
 // gigabyte gradient zero-filled and faulted in takes seconds per call, and

@@ -203,7 +203,9 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   hw.launch_us = {{"aten::mm", 7.5}, {"aten::convolution_backward:input", 21}};
   hw.launch_scale = 1.25;
   hw.sync_latency_us = 6;
+  hw.synchronising_ops = {"aten::_embedding_bag_backward"};
   const HwProfile back = profileFromJson(profileToJson(hw), "gpu.json");
+  EXPECT_EQ(back.synchronising_ops, hw.synchronising_ops);
   EXPECT_EQ(back.launch_us, hw.launch_us);
   EXPECT_DOUBLE_EQ(back.launch_scale, 1.25);
   EXPECT_DOUBLE_EQ(back.sync_latency_us, 6);

@@ -234,6 +234,22 @@ TEST(Predictor, OnAGpuLaunchesScaleAndHostReadsWaitTheSyncLatency) {
   EXPECT_NEAR(p.iter_ms, (84 + d) / 1e3, 1e-9);
 }
 
+// An op the profile found waiting for the device inside its call (its curve
+// is the synchronised call's host time) starts once the device's queue has
+// drained and the sync latency passed, and holds the host throughout: the
+// mm's kernel ends at 51, the relu runs 51 + 3 .. 58 and pays the step
+// (59), and the end waits the latency again: 62. Catches the op launched
+// like any other (58), or its curve added to a launch (65).
+TEST(Predictor, OnAGpuAnOpThatWaitsInsideItsCallRunsAfterTheQueueDrains) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  HwProfile hw = gpuProfile();
+  hw.sync_latency_us = 3;
+  hw.synchronising_ops = {"aten::relu"};
+  const Prediction p = predictIteration({&t}, hw, onGpu());
+  EXPECT_NEAR(p.iter_ms, 62 / 1e3, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[1].launch_us, 0, 1e-9);
+}
+
 // A composite et_replay calls (linear) launches what its recorded children
 // launch, plus a dispatch of its own that launches nothing: t (a view, 2)
 // and addmm (not measured by name: its family's op, mm, 10), plus 2, plus
