@@ -104,6 +104,9 @@ class OpModel {
   std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
   std::vector<KnnPoint<2>> emb_cold_row_;  // per row, table flushed
   std::vector<SizePoint> emb_bwd_fill_;
+  // GPU profiles: per table, log(us) as a line in log(lookups) (a GPU's
+  // backward grows far slower than its lookups until the device fills).
+  std::vector<KnnPoint<2>> emb_bwd_log_at1_, emb_bwd_log_slope_;
   // The dense backward by mechanism (profiles with the sort curve): the
   // fill curve, the sort curve, and per table a cost per lookup and one per
   // distinct row touched (us, nearest tables by size and width).
