@@ -261,4 +261,24 @@ TEST(EmbeddingModel, AFlushedBackwardAddsItsExtraByTheDramShare) {
 }
 
 }  // namespace
+// A GPU profile (one with launch times) gives the dense backward a power law
+// in the lookups through each table's measured calls, not the CPU mechanism:
+// points (256, 60), (8192, 180) give us = 60 (n / 256)^(ln 3 / ln 32), so
+// 10240 lookups take 60 * 40^0.317 = 193.2. Catches the CPU mechanism (fill
+// + sort + per lookup, fitted to the same points) used on a GPU, or a line
+// through the points (211.0).
+TEST(EmbeddingModel, OnAGpuTheDenseBackwardIsAPowerLawInTheLookups) {
+  DenseBackward d;
+  d.hw.embedding.clear();
+  for (const char* dist : {"uniform", "zipf:1.1"}) {
+    d.hw.embedding.push_back({100000, 64, 256, 1, dist, 5, 60, 0});
+    d.hw.embedding.push_back({100000, 64, 256, 32, dist, 9, 180, 0});
+  }
+  d.hw.launch_us = {{"aten::_embedding_bag_backward", 20}};
+  const double expected = 60 * std::pow(10240.0 / 256, std::log(3.0) / std::log(32.0));
+  EXPECT_NEAR(d.estimate("uniform").us, expected, 1e-6);
+  d.hw.launch_us.clear();  // the same points on a CPU: the mechanism
+  EXPECT_GT(std::fabs(d.estimate("uniform").us - expected), 5);
+}
+
 }  // namespace etb::predict
