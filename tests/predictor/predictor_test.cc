@@ -187,12 +187,8 @@ TEST(Predictor, OnAGpuTinyKernelsWaitForTheirLaunches) {
   EXPECT_NEAR(p.iter_ms, (5 * 7 + 4) / 1e3, 1e-9);
 }
 
-// An op whose result the host reads (_local_scalar_dense, .item()) returns
-// when the device has caught up, so the next launch starts after the mm's
-// kernel: 11 + 40 + d + 7 + 4, where d is the scalar read's own kernel.
-// Without the wait the relu is launched during the mm and it would be
-// 11 + 40 + d + 4.
-TEST(Predictor, OnAGpuAnOpThatReadsAResultOnTheHostWaitsForTheDevice) {
+// The mm of the tests above, a scalar read back to the host, a relu.
+trace::Trace mmScalarReadRelu() {
   TraceBuilder b;
   const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
   b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
@@ -200,7 +196,16 @@ TEST(Predictor, OnAGpuAnOpThatReadsAResultOnTheHostWaitsForTheDevice) {
   b.op("aten::_local_scalar_dense(Tensor self) -> Scalar", {one}, {});
   const auto r = b.tensor({500}), out = b.tensor({500});
   b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
-  const trace::Trace t = b.finish();
+  return b.finish();
+}
+
+// An op whose result the host reads (_local_scalar_dense, .item()) returns
+// when the device has caught up, so the next launch starts after the mm's
+// kernel: 11 + 40 + d + 7 + 4, where d is the scalar read's own kernel.
+// Without the wait the relu is launched during the mm and it would be
+// 11 + 40 + d + 4.
+TEST(Predictor, OnAGpuAnOpThatReadsAResultOnTheHostWaitsForTheDevice) {
+  const trace::Trace t = mmScalarReadRelu();
   const Prediction p = predictIteration({&t}, gpuProfile(), onGpu());
   ASSERT_EQ(p.ranks[0].ops.size(), 3u);
   const double d = p.ranks[0].ops[1].device_us;
@@ -216,14 +221,7 @@ TEST(Predictor, OnAGpuAnOpThatReadsAResultOnTheHostWaitsForTheDevice) {
 // later: 84 + d. Catches the scale or the latency left out (at a read: 81
 // + d; at the end: 81 + d), or the step scaled.
 TEST(Predictor, OnAGpuLaunchesScaleAndHostReadsWaitTheSyncLatency) {
-  TraceBuilder b;
-  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
-  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
-  const auto one = b.tensor({1});
-  b.op("aten::_local_scalar_dense(Tensor self) -> Scalar", {one}, {});
-  const auto r = b.tensor({500}), out = b.tensor({500});
-  b.op("aten::relu(Tensor self) -> Tensor", {r}, {out});
-  const trace::Trace t = b.finish();
+  const trace::Trace t = mmScalarReadRelu();
   HwProfile hw = gpuProfile();
   hw.launch_scale = 2;
   hw.sync_latency_us = 3;
