@@ -101,7 +101,8 @@ double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor&
     stack = {gy, x, w, c10::IValue(std::vector<int64_t>{c.oc}), st, pad, dil, false,
              std::vector<int64_t>{0, 0}, c.groups, mask};
     bwd.callBoxed(stack);
-  }, o.quick, kLongCallUs, input_half ? "aten::convolution_backward:input" : "aten::convolution_backward:weight");
+  }, o.quick, kLongCallUs,
+     input_half ? "aten::convolution_backward:input" : "aten::convolution_backward:weight");
 }
 
 // ImageNet-sized batches, only on a GPU (one call of the first takes a CPU

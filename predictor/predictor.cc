@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -116,7 +117,10 @@ class Coster {
     std::vector<std::pair<double, double>> pts;
     const std::string prefix = "aten::_foreach_add_:";
     for (const auto& [k, us] : hw_.launch_us) {
-      if (k.rfind(prefix, 0) == 0) pts.emplace_back(std::stod(k.substr(prefix.size())), us);
+      if (k.rfind(prefix, 0) != 0) continue;
+      char* end = nullptr;
+      const double n = std::strtod(k.c_str() + prefix.size(), &end);
+      if (*end == '\0' && n >= 1) pts.emplace_back(n, us);  // a hand-edited key: left out
     }
     if (pts.empty()) return launch("aten::_foreach_add_");
     std::sort(pts.begin(), pts.end());
