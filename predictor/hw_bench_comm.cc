@@ -95,6 +95,7 @@ HwIdentity thisMachine(const ProfileOptions& o, const replay::Communicator& comm
   id.cpu_model = firstLine("/proc/cpuinfo", "model name");
   id.cores = static_cast<int>(std::thread::hardware_concurrency());
   id.device = o.device;
+  id.device_model = replay::deviceModel(o.device);
   id.threads = o.threads;
   id.torch_version = TORCH_VERSION;
   id.mpi_version = comm.libraryVersion().empty() ? comm.backendName() : comm.libraryVersion();

@@ -52,6 +52,7 @@ json identityJson(const HwIdentity& id) {
             {"created", id.created},
             {"quick", id.quick}};
   if (id.load_avg >= 0) j["load_avg"] = id.load_avg;
+  if (!id.device_model.empty()) j["device_model"] = id.device_model;
   if (!id.sections_s.empty()) {
     json parts = json::array();
     for (const auto& [name, s] : id.sections_s) parts.push_back({{"section", name}, {"s", s}});
@@ -75,6 +76,7 @@ HwIdentity identityFrom(const json& j, const std::string& p) {
   id.quick = field<bool>(j, "quick", p, w);
   // Optional: profiles before it did not record the load.
   if (j.contains("load_avg")) id.load_avg = field<double>(j, "load_avg", p, w);
+  if (j.contains("device_model")) id.device_model = field<std::string>(j, "device_model", p, w);
   if (j.contains("sections_s")) {
     if (!j.at("sections_s").is_array()) ETB_INPUT_ERROR(SourceLoc{p}, "identity.sections_s: not an array");
     for (const json& part : j.at("sections_s")) {

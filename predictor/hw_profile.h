@@ -20,6 +20,7 @@ struct HwIdentity {
   std::string cpu_model;
   int cores = 0;
   std::string device = "cpu";
+  std::string device_model;  // the GPU's name ("NVIDIA H100 80GB HBM3"); "" on a CPU
   int threads = 1;  // intra-op threads the figures were taken with
   std::string torch_version;
   std::string mpi_version;

@@ -66,6 +66,8 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
       {"trace", ctx.trace_path},
       {"profile", {{"path", ctx.profile_path},
                    {"host", ctx.profile.host},
+                   {"device", ctx.profile.device},
+                   {"device_model", ctx.profile.device_model},
                    {"load_avg", ctx.profile.load_avg < 0 ? json(nullptr) : json(ctx.profile.load_avg)},
                    {"shared", measuredBesideOtherWork(ctx.profile)}}},
       {"predicted",
@@ -97,6 +99,7 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
   char line[256];
   out << "# et_predict " << ctx.trace_path << "  (profile " << ctx.profile_path << ", host "
       << ctx.profile.host;
+  if (!ctx.profile.device_model.empty()) out << ", " << ctx.profile.device_model;
   if (ctx.profile.load_avg >= 0) {
     std::snprintf(line, sizeof(line), ", load %.1f on %d cores with %d profile thread(s)",
                   ctx.profile.load_avg, ctx.profile.cores, ctx.profile.threads);

@@ -167,6 +167,21 @@ class CudaSync final : public DeviceSync {
 #endif
 }  // namespace
 
+std::string deviceModel(const std::string& device) {
+  if (device.rfind("cuda", 0) != 0) return "";
+#if ETB_WITH_CUDA
+  const size_t colon = device.find(':');
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, colon == std::string::npos ? 0 : std::atoi(device.c_str() + colon + 1)) !=
+      cudaSuccess) {
+    return "";
+  }
+  return prop.name;
+#else
+  return "";
+#endif
+}
+
 std::unique_ptr<DeviceSync> makeDeviceSync(const std::string& device) {
   if (device.rfind("cuda", 0) != 0) return std::make_unique<DeviceSync>();
 #if ETB_WITH_CUDA

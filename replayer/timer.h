@@ -51,4 +51,9 @@ class DeviceSync {
 // when etbench was built without ETB_WITH_CUDA).
 std::unique_ptr<DeviceSync> makeDeviceSync(const std::string& device);
 
+// The model name of a "cuda[:N]" device ("NVIDIA H100 80GB HBM3"); "" for
+// the CPU, or where etbench was built without ETB_WITH_CUDA or the device
+// cannot be asked.
+std::string deviceModel(const std::string& device);
+
 }  // namespace etb::replay

@@ -204,7 +204,9 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   hw.launch_scale = 1.25;
   hw.sync_latency_us = 6;
   hw.synchronising_ops = {"aten::_embedding_bag_backward"};
+  hw.identity.device_model = "NVIDIA H100 80GB HBM3";
   const HwProfile back = profileFromJson(profileToJson(hw), "gpu.json");
+  EXPECT_EQ(back.identity.device_model, hw.identity.device_model);
   EXPECT_EQ(back.synchronising_ops, hw.synchronising_ops);
   EXPECT_EQ(back.launch_us, hw.launch_us);
   EXPECT_DOUBLE_EQ(back.launch_scale, 1.25);

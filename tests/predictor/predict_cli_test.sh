@@ -120,8 +120,8 @@ refuses)
   # name; where there is one it is measured: device time curves, launches.
   msg=$("$PROFILE" -o "$WORK/gpu.json" --device cuda --quick 2>&1); rc=$?
   if [ $rc = 0 ]; then
-    [ "$(json "$WORK/gpu.json" "d['identity']['device'] == 'cuda' and len(d['launch_us']) > 10 and len(d['gemm']) > 0")" = True ] \
-      || fail "the cuda profile lacks its device, launches or GEMMs"
+    [ "$(json "$WORK/gpu.json" "d['identity']['device'] == 'cuda' and d['identity']['device_model'] != '' and len(d['launch_us']) > 10 and len(d['gemm']) > 0")" = True ] \
+      || fail "the cuda profile lacks its device, its name, launches or GEMMs"
   else
     [ $rc = 2 ] && grep -q -- "--device" <<<"$msg" && grep -qi "cuda" <<<"$msg" \
       || fail "et_profile_hw --device cuda without a GPU: exit $rc: $msg"
