@@ -303,8 +303,6 @@ class StepBuilder {
     OpPrediction& out = rp_.ops[step.op];
     const bool view = e.family == "view";
     const double device = view ? 0 : e.us;
-    // A replayed call's host time: its hot-loop launch scaled, and the step.
-    const double launch = coster_.launchUs(index, e) * hw_.launch_scale + hw_.replay_step_us;
     const double before = std::max(host_t_, dev_end_);
     const std::string name = opKind(t_, t_.nodes[index]);
     if (coster_.synchronising(name)) {
@@ -319,6 +317,8 @@ class StepBuilder {
       rp_.device_us += device;
       return;
     }
+    // A replayed call's host time: its hot-loop launch scaled, and the step.
+    const double launch = coster_.launchUs(index, e) * hw_.launch_scale + hw_.replay_step_us;
     host_t_ += launch;
     dev_end_ = std::max(dev_end_, host_t_) + device;
     if (waitsForDevice(name)) host_t_ = dev_end_ + hw_.sync_latency_us;
