@@ -98,10 +98,7 @@ double rotatingCallUs(const Kernel& k, const c10::OperatorHandle& op, const Memo
     samples.push_back(us);
     if (!faulted) unfaulted.push_back(us);
   }
-  std::vector<double>& kept_samples = unfaulted.size() >= 3 ? unfaulted : samples;
-  std::nth_element(kept_samples.begin(), kept_samples.begin() + kept_samples.size() / 2,
-                   kept_samples.end());
-  return kept_samples[kept_samples.size() / 2];
+  return medianOf(unfaulted.size() >= 3 ? unfaulted : samples);
 }
 
 // `cls` names the curves when the kernel's own name is not a fixed string.
@@ -455,14 +452,10 @@ void measureForeach(const ProfileOptions& o, HwProfile& hw) {
       }
       // Launch costs by list length (a GPU profile's launch_us): the
       // kernels a _foreach_ op launches grow with its tensors.
-      const c10::OperatorHandle op =
-          c10::Dispatcher::singleton().findSchemaOrThrow("aten::_foreach_add_", "List");
-      std::vector<c10::IValue> stack;
-      const double us = medianCallUs([&] {
-        stack = {xs, ys, c10::Scalar(1)};
-        op.callBoxed(stack);
-      }, o.quick, kLongCallUs, "aten::_foreach_add_:" + std::to_string(tensors));
-      hw.foreach_ops.push_back({tensors, tensors * each, us});
+      hw.foreach_ops.push_back(
+          {tensors, tensors * each,
+           predict::timeOp("aten::_foreach_add_", "List", {xs, ys, c10::Scalar(1)}, o.quick,
+                           "aten::_foreach_add_:" + std::to_string(tensors))});
     }
   }
   if (o.progress) o.progress("_foreach_: " + std::to_string(hw.foreach_ops.size()) + " lists");

@@ -83,11 +83,6 @@ void spinUs(double us) {
   }
 }
 
-double medianOf(std::vector<double> xs) {
-  std::nth_element(xs.begin(), xs.begin() + static_cast<long>(xs.size() / 2), xs.end());
-  return xs[xs.size() / 2];
-}
-
 // A chain of `kinds` per op: replayed by the engine, and the same calls in
 // hot loops.
 struct ChainCost {

@@ -231,16 +231,16 @@ std::string profileToJson(const HwProfile& hw) {
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;
-  if (!hw.launch_us.empty()) {
-    j["launch_scale"] = hw.launch_scale;
-    j["sync_latency_us"] = hw.sync_latency_us;
-    j["synchronising_ops"] = hw.synchronising_ops;
-  }
   json cold = json::array();
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
   j["stall_share"] = hw.stall_share;
-  if (!hw.launch_us.empty()) j["launch_us"] = hw.launch_us;
+  if (hw.gpu()) {
+    j["launch_us"] = hw.launch_us;
+    j["launch_scale"] = hw.launch_scale;
+    j["sync_latency_us"] = hw.sync_latency_us;
+    j["synchronising_ops"] = hw.synchronising_ops;
+  }
   j["gemm"] = gemmJson(hw.gemm);
   j["bmm"] = gemmJson(hw.bmm);
   j["conv"] = convJson(hw.conv);

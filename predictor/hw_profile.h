@@ -147,6 +147,9 @@ struct HwProfile {
   // synchronised call's host time, and et_predict runs them on the host
   // after the device's queue. Empty elsewhere.
   std::vector<std::string> synchronising_ops;
+
+  // A GPU profile: its curves are device time and its launches are apart.
+  bool gpu() const { return !launch_us.empty(); }
   // What the first op call after a stretch of other work costs beyond a
   // hot one, by the stretch's length (SizePoint::bytes holds the stretch in
   // microseconds, ::us the extra microseconds), measured after spins that

@@ -145,7 +145,7 @@ void OpModel::fitEmbedding() {
     emb_bwd_row_.push_back({x, std::log(std::max(b.per_row, 1e-4))});
     emb_bwd_fill_.push_back({static_cast<double>(key.first * key.second) * 4, std::max(b.fixed, 0.1)});
     if (cold.size() >= 2) emb_cold_row_.push_back({x, std::log(std::max(fitLine(cold).per_row, 1e-4))});
-    if (!hw_.launch_us.empty()) {
+    if (hw_.gpu()) {
       std::vector<std::pair<double, double>> logs;
       for (const auto& [n, us] : bwd) logs.push_back({std::log(n), std::log(std::max(us, 0.1))});
       const Line l = fitLine(logs);
@@ -161,7 +161,7 @@ void OpModel::fitEmbedding() {
   // predicted dlrm's 2.3x the replayed calls on an H100. There a power law
   // in the lookups through each table's measured calls stands (20x the
   // lookups took 2.1x the time on the H100).
-  if (warm_.count("op:sort_int64") && hw_.launch_us.empty()) fitEmbeddingBackward(tables, both);
+  if (warm_.count("op:sort_int64") && !hw_.gpu()) fitEmbeddingBackward(tables, both);
 }
 
 // The dense backward (sum mode) zero-fills a [rows, dim] gradient, sorts

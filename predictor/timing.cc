@@ -37,9 +37,14 @@ double callUs(const std::function<void()>& fn) {
   return replay::nowUs() - t0;
 }
 
-double medianOf(std::vector<double> xs) {
-  std::nth_element(xs.begin(), xs.begin() + static_cast<long>(xs.size() / 2), xs.end());
-  return xs[xs.size() / 2];
+// Adds a timed loop's calls to the stall tally; returns their median.
+double tallied(const std::vector<double>& samples) {
+  const double median = medianOf(samples);
+  double total = 0;
+  for (const double s : samples) total += s;
+  tally().total_us += total;
+  tally().median_us += median * static_cast<double>(samples.size());
+  return median;
 }
 
 struct DeviceClock {
@@ -106,15 +111,11 @@ double deviceMedianCallUs(const std::function<void()>& fn, bool quick, const std
   for (int i = 0; i < std::max(batch, 8); ++i) host.push_back(callUs(fn));
   sync.synchronize();
   if (!name.empty()) deviceClock().host_us[name].push_back(medianOf(host));
-  const double median = medianOf(device);
+  const double median = tallied(device);
   // One call on an idle device, launched and waited for: the launch, the
   // kernel, and the latency between (not for ops that wait themselves).
   if (!synchronising) deviceClock().sync_latency_us.push_back(std::max(0.0, synced1 - host1 - median));
   if (synchronising && !name.empty()) deviceClock().synchronising.insert(name);
-  double total = 0;
-  for (const double d : device) total += d;
-  tally().total_us += total;
-  tally().median_us += median * static_cast<double>(device.size());
   return median;
 }
 }  // namespace
@@ -157,13 +158,7 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
          (replay::nowUs() - start < budget_us && samples.size() < 2000)) {
     samples.push_back(callUs(fn));
   }
-  double total = 0;
-  for (const double s : samples) total += s;
-  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-  const double median = samples[samples.size() / 2];
-  tally().total_us += total;
-  tally().median_us += median * static_cast<double>(samples.size());
-  return median;
+  return tallied(samples);
 }
 
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,
@@ -174,18 +169,22 @@ double coldCallUs(const std::function<void()>& fn, const std::function<void()>& 
     flush();
     samples.push_back(callUs(fn));
   }
-  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
-  return samples[samples.size() / 2];
+  return medianOf(samples);
+}
+
+double medianOf(std::vector<double> xs) {
+  std::nth_element(xs.begin(), xs.begin() + static_cast<long>(xs.size() / 2), xs.end());
+  return xs[xs.size() / 2];
 }
 
 double timeOp(const char* name, const char* overload, const std::vector<c10::IValue>& args,
-              bool quick) {
+              bool quick, const std::string& key) {
   const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
   std::vector<c10::IValue> stack;
   return medianCallUs([&] {
     stack = args;
     op.callBoxed(stack);
-  }, quick, kLongCallUs, name);
+  }, quick, kLongCallUs, key.empty() ? std::string(name) : key);
 }
 
 }  // namespace etb::predict

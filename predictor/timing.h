@@ -64,8 +64,13 @@ double coldCallUs(const std::function<void()>& fn, const std::function<void()>& 
                   double long_call_us = kLongCallUs);
 
 // One boxed call of aten::`name`.`overload` on a copy of `args`, the way
-// et_replay calls an op, timed by medianCallUs.
+// et_replay calls an op, timed by medianCallUs; `key` names its launch in
+// launchHostUs() ("" = `name`).
 double timeOp(const char* name, const char* overload, const std::vector<c10::IValue>& args,
-              bool quick);
+              bool quick, const std::string& key = "");
+
+// The median of `xs` (the upper one of an even count), as every timed loop
+// here takes it.
+double medianOf(std::vector<double> xs);
 
 }  // namespace etb::predict
