@@ -92,6 +92,7 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
   const std::vector<replay::SelectedNode> selected = replay::selectNodes(t, it);
   if (selected.empty()) ETB_INPUT_ERROR(SourceLoc{t.path}, "no operators to replay in ", it.name);
   const replay::ViewLayouts layouts(t, selected);
+  const replay::StorageGenerations generations(t);
   std::vector<uint32_t> indices;
   for (const replay::SelectedNode& s : selected) indices.push_back(s.index);
   const std::vector<double> gpu_us = replay::detail::originalDeviceUs(t, indices);
@@ -109,7 +110,7 @@ RankCode emitRank(const trace::Trace& t, int rank, int iteration, const EmitOpti
       const std::string fn = "rank" + r + "Ops" + std::to_string(functions.size());
       functions.push_back(fn);
       text += "void " + fn + "(TraceBuilder& b) {\n";
-      TensorNames names(t, &layouts);
+      TensorNames names(t, &layouts, &generations);
       for (size_t k = f; k < std::min(end, f + options.ops_per_function); ++k) {
         const trace::Node& n = t.nodes[selected[k].index];
         if (selected[k].is_comm) ++code.comm_ops;

@@ -104,7 +104,8 @@ std::string TensorNames::use(const trace::TensorRef& r, std::string& decls) {
   const std::vector<int64_t>* derived = layouts_ != nullptr ? layouts_->find(r) : nullptr;
   const bool has_strides = r.has_strides || derived != nullptr;
   std::ostringstream os;
-  os << "  const TensorIx " << name << " = b.tensor(" << r.tensor_id << ", " << r.storage_id
+  const uint64_t storage = generations_ != nullptr ? generations_->bufferOf(t_, r) : r.storage_id;
+  os << "  const TensorIx " << name << " = b.tensor(" << r.tensor_id << ", " << storage
      << ", " << r.offset << ", " << r.numel << ", " << r.itemsize << ", " << enumName(r.dtype)
      << ", " << sv(t_.str(r.device)) << ", " << intList(t_.list(r.shape)) << ", "
      << intList(derived != nullptr ? *derived : t_.list(r.strides));

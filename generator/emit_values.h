@@ -24,9 +24,13 @@ std::string enumName(trace::NodeKind v);
 class TensorNames {
  public:
   // `layouts`: strides for unstrided leaf views (the generated trace lacks
-  // the view ops et_replay derives them from), or null.
-  TensorNames(const trace::Trace& t, const replay::ViewLayouts* layouts)
-      : t_(t), layouts_(layouts) {}
+  // the view ops et_replay derives them from), or null. `generations`: the
+  // buffer each tensor lives in where the recording reused a storage id,
+  // written as its storage id (the generated trace lacks the child ops that
+  // show the reuse), or null.
+  TensorNames(const trace::Trace& t, const replay::ViewLayouts* layouts,
+              const replay::StorageGenerations* generations = nullptr)
+      : t_(t), layouts_(layouts), generations_(generations) {}
   // The identifier for `ref`; appends its declaration to `decls` when new.
   std::string use(const trace::TensorRef& ref, std::string& decls);
 
@@ -35,6 +39,7 @@ class TensorNames {
                          uint32_t, uint32_t, bool, bool>;
   const trace::Trace& t_;
   const replay::ViewLayouts* layouts_;
+  const replay::StorageGenerations* generations_;
   std::map<Key, std::string> names_;
   std::map<uint64_t, int> per_id_;
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace etb::replay::detail {
 namespace {
@@ -65,6 +66,56 @@ void markWrappedNumbers(const trace::Trace& trace, const trace::Node& node,
     if (isWrappedNumber(trace, node, trace.tensors[plan.slot_tensor[static_cast<size_t>(slot)]])) {
       plan.leaf_init[slot].wrapped_number = true;
     }
+  }
+}
+
+namespace {
+// The argument that holds the layer's weight, by op; -1: none.
+int weightArgument(std::string_view name) {
+  static constexpr std::array<std::string_view, 14> kArg1{{
+      "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::convolution", "aten::_convolution",
+      "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+      "aten::mkldnn_convolution", "aten::linear", "aten::mm", "aten::matmul",
+      "aten::cudnn_convolution", "aten::_convolution_mode"}};
+  if (contains(kArg1, name)) return 1;
+  if (name == "aten::addmm") return 2;
+  if (name == "aten::lstm" || name == "aten::gru" || name == "aten::rnn_tanh" ||
+      name == "aten::rnn_relu") {
+    return 2;  // (input, hx, params, ...); the packed overload (data, batch_sizes, hx, params)
+  }
+  return -1;
+}
+
+void initWeight(const trace::Trace& trace, Plan& plan, int32_t slot) {
+  const int32_t leaf = valueLeaf(plan, slot);
+  if (leaf == kNoSlot) return;
+  const trace::TensorRef& ref = trace.tensors[plan.slot_tensor[static_cast<size_t>(leaf)]];
+  const std::vector<int64_t>& shape = trace.list(ref.shape);
+  const bool floating = ref.dtype == DType::kFloat || ref.dtype == DType::kDouble ||
+                        ref.dtype == DType::kHalf || ref.dtype == DType::kBFloat16;
+  if (shape.size() < 2 || !floating) return;
+  if (const auto it = plan.leaf_init.find(leaf);
+      it != plan.leaf_init.end() && (it->second.float_lo != 0 || it->second.float_hi != 1)) {
+    return;  // another rule's range
+  }
+  int64_t fan_in = 1;
+  for (size_t d = 1; d < shape.size(); ++d) fan_in *= std::max<int64_t>(shape[d], 1);
+  const double b = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  plan.leaf_init[leaf].float_lo = -b;
+  plan.leaf_init[leaf].float_hi = b;
+}
+}  // namespace
+
+void initWeights(const trace::Trace& trace, const PlanStep& step, Plan& plan) {
+  int arg = weightArgument(step.name);
+  if (arg < 0) return;
+  // lstm.data / gru.data: (data, batch_sizes, hx, params, ...)
+  if (arg == 2 && step.args.size() > 3 && step.args[3].kind == ArgKind::kTensorList) arg = 3;
+  if (static_cast<size_t>(arg) >= step.args.size()) return;
+  const ArgSource& a = step.args[static_cast<size_t>(arg)];
+  if (a.kind == ArgKind::kTensor) initWeight(trace, plan, a.slots[0]);
+  if (a.kind == ArgKind::kTensorList && weightArgument(step.name) == 2 && step.name != "aten::addmm") {
+    for (const int32_t s : a.slots) initWeight(trace, plan, s);
   }
 }
 

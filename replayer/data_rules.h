@@ -29,6 +29,17 @@ void markWrappedNumbers(const trace::Trace& trace, const trace::Node& node,
 bool isWrappedNumber(const trace::Trace& trace, const trace::Node& node,
                      const trace::TensorRef& ref);
 
+// Draws the leaves `step` reads as a layer's weight (convolutions, linear,
+// addmm's mat2, mm's and matmul's second operand, the 2-D weights of an
+// lstm/gru/rnn's parameter list) as PyTorch initialises them: zero-mean,
+// from U(-b, b) with b = 1/sqrt(fan_in) (fan_in = numel / size(0) of the
+// leaf, so a weight reached through t() counts its own rows). The default
+// [0, 1) for every leaf makes all-positive weights whose gradients grow by
+// about fan_in/2 per layer: a resnet18's backward overflowed in the first
+// iteration and every later one replayed on NaN, where max_pool2d ran
+// twice as fast as on finite activations. Leaves another rule set keep it.
+void initWeights(const trace::Trace& trace, const PlanStep& step, Plan& plan);
+
 // Records, for each output of `step` that is its first input's values
 // rearranged or retyped (sort's values, to, clone, view, ...), the leaf
 // those values come from (Plan::value_source).

@@ -68,6 +68,38 @@ void Executor::hold(const at::Tensor& t, int delta) {
   }
 }
 
+int64_t Executor::keepStartState(const PlanOptions& options) {
+  std::vector<char> written(plan_.slots.size(), 0);
+  const auto mark = [&](int32_t slot) {
+    const int32_t leaf = valueLeaf(plan_, slot);
+    if (leaf != kNoSlot) written[static_cast<size_t>(leaf)] = 1;
+  };
+  for (const PlanStep& step : plan_.steps) {
+    for (const int32_t slot : step.comm_outputs) mark(slot);
+    if (!step.runnable || !step.op) continue;
+    const auto& args = step.op->schema().arguments();
+    for (size_t i = 0; i < args.size() && i < step.args.size(); ++i) {
+      const c10::AliasInfo* alias = args[i].alias_info();
+      if (alias == nullptr || !alias->isWrite()) continue;
+      for (const int32_t slot : step.args[i].slots) mark(slot);
+    }
+  }
+  int64_t bytes = 0;
+  state_slots_.clear();
+  for (size_t s = 0; s < written.size(); ++s) {
+    const at::Tensor& t = plan_.slots[s];
+    if (!written[s] || !t.defined() || t.layout() != at::kStrided || t.numel() == 0) continue;
+    state_slots_.push_back(static_cast<int32_t>(s));
+    bytes += static_cast<int64_t>(t.numel() * t.element_size());
+  }
+  state_options_ = options;
+  return bytes;
+}
+
+void Executor::restoreStartState() {
+  if (!state_slots_.empty()) refillLeaves(plan_, *state_options_, state_slots_);
+}
+
 void Executor::reserveRecords(size_t n) {
   spare_.reserve(spare_.size() + n);
   const size_t steps = plan_.steps.size();
@@ -97,6 +129,7 @@ IterationRecord Executor::runIteration(bool track, ReplayDiagnostics* diag) {
       if (plan_.is_leaf[s]) hold(plan_.slots[s], 1);
     }
   }
+  restoreStartState();
   comm_.resetStats();
   if (device_timing_) sync_.beginTiming(plan_.steps.size());
   const double t0 = nowUs();
@@ -267,6 +300,7 @@ void Executor::runOp(PlanStep& step, bool track, ReplayDiagnostics* diag) {
     plan_.slots[static_cast<size_t>(o.slot)] = std::move(t);
   }
   if (diag != nullptr) verify(step, diag);
+  if (track) checkNan(step);
 }
 
 void Executor::markFailed(PlanStep& step, const std::string& what) {
@@ -359,6 +393,29 @@ void Executor::waitForInputs(const PlanStep& step) {
     } else {
       ++i;
     }
+  }
+}
+
+namespace {
+bool holdsNan(const at::Tensor& t) {
+  return t.defined() && t.layout() == at::kStrided && t.is_floating_point() && t.numel() > 0 &&
+         t.isnan().any().item<bool>();
+}
+}  // namespace
+
+void Executor::checkNan(const PlanStep& step) {
+  for (const OutBinding& o : step.outs) {
+    if (!holdsNan(plan_.slots[static_cast<size_t>(o.slot)])) continue;
+    for (const ArgSource& a : step.args) {
+      for (const int32_t s : a.slots) {
+        if (s != kNoSlot && holdsNan(plan_.slots[static_cast<size_t>(s)])) return;
+      }
+    }
+    Coverage& c = plan_.coverage;
+    ++c.nan_outputs;
+    c.nan_ops.push_back({trace_.nodes[step.node].id, step.name,
+                         "output " + std::to_string(o.ret) + " holds NaN, its inputs none"});
+    return;
   }
 }
 

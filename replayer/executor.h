@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -65,6 +66,16 @@ class Executor {
 
   uint64_t peakBytes() const { return peak_bytes_; }
 
+  // Draws every leaf that a step writes (an in-place op's self, an out=
+  // argument, a collective's buffer) again before each following
+  // iteration, outside its timed part, with the same values each time
+  // (refillLeaves): every iteration starts from the same state, as the
+  // recorded one ran once. Iterations that carry on from each other train
+  // on made-up data: a replayed resnet18 or mlp ran to NaN within two or
+  // three. No copy is kept (a model's parameters and optimizer state twice
+  // over would not fit where they barely do). Returns the leaves' bytes.
+  int64_t keepStartState(const PlanOptions& options);
+
   // Device timing on: every op call of the following iterations is timed
   // on the device (DeviceSync::beforeCall/afterCall), which costs host time;
   // the iterations' records carry the times in `device`.
@@ -102,6 +113,9 @@ class Executor {
   void synthesise(const PlanStep& step);
   void markFailed(PlanStep& step, const std::string& what);
   void verify(const PlanStep& step, ReplayDiagnostics* diag) const;
+  // Lists `step` in the coverage's nan_ops when an output holds NaN and
+  // none of its inputs does (the first iteration, the one that tracks).
+  void checkNan(const PlanStep& step);
   void hold(const at::Tensor& t, int delta);
 
   const trace::Trace& trace_;
@@ -110,6 +124,9 @@ class Executor {
   DeviceSync& sync_;
   std::vector<c10::IValue> stack_;
   std::vector<IterationRecord> spare_;  // reserveRecords()
+  std::vector<int32_t> state_slots_;  // keepStartState()
+  std::optional<PlanOptions> state_options_;
+  void restoreStartState();
   struct Pending {
     int32_t pg;
     int64_t seq;

@@ -4,6 +4,8 @@
 #include <optional>
 #include <map>
 #include <set>
+#include <tuple>
+#include <utility>
 #include <string_view>
 
 #include "replayer/op_plan.h"
@@ -117,6 +119,75 @@ const std::vector<int64_t>* ViewLayouts::find(const trace::TensorRef& ref) const
   if (ref.has_strides) return nullptr;
   auto it = strides_.find(identityOf(ref));
   return it == strides_.end() ? nullptr : &it->second;
+}
+
+StorageGenerations::StorageGenerations(const trace::Trace& t) : buffer_(t.tensors.size(), 0) {
+  using Key = std::tuple<uint64_t, uint64_t, uint64_t, trace::ListId, trace::ListId, trace::DType,
+                         trace::StrId>;
+  using Storage = std::pair<uint64_t, trace::StrId>;
+  const auto keyOf = [](const trace::TensorRef& r) {
+    return Key{r.tensor_id, r.storage_id, r.offset, r.shape, r.strides, r.dtype, r.device};
+  };
+  std::map<Key, uint32_t> gen_of;
+  std::map<Storage, uint32_t> current, count;  // generation now, generations after the first
+  std::map<Storage, bool> by_output;  // the current generation began as an op's output
+  const auto each = [&t](const std::vector<trace::Value>& values, auto&& fn) {
+    for (const trace::Value& v : values) {
+      if (v.kind == trace::ValueKind::kTensor) fn(t.tensors[v.tensor]);
+      for (const trace::Value& item : v.items) {
+        if (item.kind == trace::ValueKind::kTensor) fn(t.tensors[item.tensor]);
+      }
+    }
+  };
+  for (const trace::Node& n : t.nodes) {
+    std::set<Storage> held, started;
+    each(n.inputs, [&](const trace::TensorRef& r) {
+      const Storage s{r.storage_id, r.device};
+      held.insert(s);
+      const Key k = keyOf(r);
+      if (gen_of.count(k) != 0) return;
+      // A tensor no recorded op made: made before the recording (a
+      // parameter, its views) where its storage has been so far, else by
+      // code the recording does not show, after the allocation the storage
+      // last stood for: a scalar the optimizer reads had resnet18's
+      // save_mean's address. Scalars are their own allocations (Python
+      // numbers wrapped for a call, one after another at one address: a
+      // transformer's Adam read its bias correction from another's).
+      if ((r.numel <= 1 && current.count(s) != 0) || by_output[s]) {
+        current[s] = ++count[s];
+        by_output[s] = false;
+      }
+      gen_of.emplace(k, current[s]);
+    });
+    each(n.outputs, [&](const trace::TensorRef& r) {
+      const Key k = keyOf(r);
+      if (r.storage_id == 0 || gen_of.count(k) != 0) return;
+      const Storage s{r.storage_id, r.device};
+      // A storage none of the op's inputs holds: a new allocation, the
+      // storage's next generation where the id was seen before.
+      if (held.count(s) == 0 && started.insert(s).second) {
+        if (current.count(s) != 0) current[s] = ++count[s];
+        else current[s] = 0;
+        by_output[s] = true;
+      }
+      gen_of.emplace(k, current[s]);
+    });
+  }
+  uint64_t next = 0;
+  for (const trace::TensorRef& r : t.tensors) next = std::max(next, r.storage_id);
+  std::map<std::pair<Storage, uint32_t>, uint64_t> ids;
+  for (size_t i = 0; i < t.tensors.size(); ++i) {
+    const trace::TensorRef& r = t.tensors[i];
+    const auto g = gen_of.find(keyOf(r));
+    if (r.storage_id == 0 || g == gen_of.end() || g->second == 0) {
+      buffer_[i] = r.storage_id;
+      continue;
+    }
+    const auto [it, fresh] = ids.emplace(std::make_pair(Storage{r.storage_id, r.device}, g->second), 0);
+    if (fresh) it->second = ++next;
+    buffer_[i] = it->second;
+  }
+  for (const auto& [s, c] : count) reused_ += c > 0 ? 1 : 0;
 }
 
 }  // namespace etb::replay

@@ -42,4 +42,34 @@ class ViewLayouts {
   std::map<Identity, std::vector<int64_t>> strides_;
 };
 
+// Where the recording reused an address. A recorded storage id names the
+// storage's address, and the allocator hands a freed address to the next
+// allocation: one id can stand for several storages in turn (a batch norm's
+// save_mean, later a gradient). One buffer for all of them let a replayed
+// op's output land in another op's leaf: resnet18's backward read a
+// save_mean of 1e33, and every iteration after the first replayed on NaN
+// (its max_pool2d then ran in half the time it takes on finite values).
+// Walking the trace in order, an op's output on a storage that none of the
+// op's inputs holds starts a new generation of that storage; a view or an
+// in-place result (an input on the same storage) stays in its input's; a
+// tensor first seen as an input belongs to its storage's current one where
+// that one was there before the recording, else starts a new one.
+class StorageGenerations {
+ public:
+  explicit StorageGenerations(const trace::Trace& trace);
+
+  // The buffer `ref` (an element of the trace's tensors) lives in: its
+  // recorded storage id in the storage's first generation, an id above
+  // every recorded one in later generations; 0 (none recorded) stays 0.
+  uint64_t bufferOf(const trace::Trace& trace, const trace::TensorRef& ref) const {
+    return buffer_[static_cast<size_t>(&ref - trace.tensors.data())];
+  }
+  // Recorded storages that stood for more than one allocation.
+  size_t reusedStorages() const { return reused_; }
+
+ private:
+  std::vector<uint64_t> buffer_;  // by index in Trace::tensors
+  size_t reused_ = 0;
+};
+
 }  // namespace etb::replay

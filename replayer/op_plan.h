@@ -144,6 +144,11 @@ class LeafDevices {
 void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& options,
                     const ViewLayouts& layouts);
 
+// Draws `slots` (leaves) again by their rules, floating ones first as
+// allocateLeaves() does, from a generator seeded afresh with the seed: the
+// same values at every call.
+void refillLeaves(Plan& plan, const PlanOptions& options, const std::vector<int32_t>& slots);
+
 // Shape/stride helpers shared by the plan and the checks.
 std::vector<int64_t> recordedStrides(const trace::Trace& trace, const trace::TensorRef& ref);
 at::ScalarType toScalarType(trace::DType dtype);

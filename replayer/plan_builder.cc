@@ -247,6 +247,7 @@ class PlanBuilder {
     step.runnable = true;
     const trace::Node& n = t_.nodes[step.node];
     applyIndexRules(t_, n, step, plan_);
+    initWeights(t_, step, plan_);
     markWrappedNumbers(t_, n, step, plan_);
     step.pin_shapes = hasDataDependentShape(step.name) ||
                       (step.name == "aten::where" && step.overload.empty());  // where(cond)

@@ -201,6 +201,16 @@ void addFidelityFlags(std::vector<FlagSpec>& t) {
            choice(&ReplayOptions::record_autograd, "record"),
            choiceShown(&ReplayOptions::record_autograd, "record", "off")),
       {"off", "record"}));
+  t.push_back(withChoices(
+      flag("--state", "TEXT",
+           "reset: every iteration starts from the values the first one started from (the "
+           "parameters, optimizer state and running statistics that ops update in place), as "
+           "the recorded iteration ran once; carry: each continues from the last one's "
+           "updates, as a training loop does (on made-up data they can run to inf and NaN, "
+           "where kernels such as max_pool2d take another time)",
+           choice(&ReplayOptions::carry_state, "carry"),
+           choiceShown(&ReplayOptions::carry_state, "carry", "reset")),
+      {"reset", "carry"}));
   t.push_back(inProgram(
       flag("--original-metrics", "TEXT",
            "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "

@@ -56,6 +56,13 @@ struct Coverage {
   // Leaf tensors laid out as non-contiguous views of their storage: recorded
   // strides, or (traces without strides) those of the view op that made them.
   uint64_t strided_leaves = 0;
+  // Ops whose outputs held NaN where none of their inputs did, in the first
+  // iteration (each listed once): made-up values the kernel cannot take
+  // (the log of a negative), or leaves that alias what they should not.
+  // Kernels with data-dependent paths (max_pool2d, sorts) time otherwise on
+  // NaN, and every op after such an output computes on NaN.
+  uint64_t nan_outputs = 0;
+  std::vector<SkippedOp> nan_ops;
   // --autograd record: forward ops run in grad mode over parameters that
   // require grad (-1: recording off); why none were, when none were.
   int64_t autograd_forward_ops = -1;
@@ -214,6 +221,10 @@ struct ReplayResult {
   int threads = 1;
   int warmup = 0;
   int iters = 0;
+  // "reset": each iteration started from the first one's leaf values;
+  // "carry": from the last one's updates (--state).
+  std::string state = "reset";
+  int64_t state_reset_bytes = 0;  // drawn again before each iteration
   int world_size = 1;
   std::string host;
   std::string etbench_version;

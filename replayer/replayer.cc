@@ -210,6 +210,11 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   }
   auto sync = makeDeviceSync(popts.device.str());
   detail::Executor exec(trace, plan, comm, *sync);
+  const int64_t state_bytes = options.carry_state ? 0 : exec.keepStartState(popts);
+  if (state_bytes > 0) {
+    ETB_LOG(kInfo) << "leaves that ops update in place (" << state_bytes / 1024
+                   << " KiB) are drawn again before each iteration (--state reset)";
+  }
   // The first iteration checks outputs and follows memory; warm-up when
   // there is one, so the measured iterations carry no checking cost.
   // Warm-up iterations after the first measure the replay's own time between
@@ -289,6 +294,8 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.device = popts.device.str();
   r.threads = at::get_num_threads();
   r.warmup = options.warmup;
+  r.state = options.carry_state ? "carry" : "reset";
+  r.state_reset_bytes = state_bytes;
   r.iters = options.iters;
   r.world_size = comm.worldSize();
   r.host = hostName();

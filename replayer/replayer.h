@@ -44,6 +44,10 @@ struct ReplayOptions {
   // Run the forward's ops in grad mode over parameters that require grad, as
   // the original did, and the rest under no_grad (autograd_record.h).
   bool record_autograd = false;
+  // Each iteration continues from the last one's in-place updates (the
+  // parameters, optimizer state and running statistics) instead of starting
+  // from the values the first one started from (Executor::keepStartState).
+  bool carry_state = false;
   // Device time per op: after the measured iterations, this many more with
   // device events around every op call (they cost host time, so they are
   // not among the measured ones); -1 = 3 on CUDA; ignored on CPU.

@@ -79,6 +79,8 @@ json runJson(const ReplayResult& r) {
           {"device", r.device},
           {"threads", r.threads},
           {"warmup", r.warmup},
+          {"state", r.state},
+          {"state_reset_bytes", r.state_reset_bytes},
           {"iters", r.iters},
           {"world_size", r.world_size},
           {"host", r.host},
@@ -109,7 +111,9 @@ json coverageJson(const Coverage& c) {
           {"adapted_ops", opListJson(c.adapted_ops)},
           {"comms", c.comms},
           {"comms_replayed", c.comms_replayed},
-          {"strided_leaves", c.strided_leaves}};
+          {"strided_leaves", c.strided_leaves},
+          {"nan_outputs", c.nan_outputs},
+          {"nan_ops", opListJson(c.nan_ops)}};
   if (c.autograd_forward_ops >= 0) {
     j["autograd"] = {{"forward_ops", c.autograd_forward_ops},
                      {"parameters", c.autograd_parameters},

@@ -53,6 +53,12 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
        << c.adapted
        << " adapted (data the trace lacks, or ops newer than this libtorch; see the JSON report)\n";
   }
+  if (c.nan_outputs > 0) {
+    const SkippedOp& first = c.nan_ops.front();
+    os << "# NaN: " << c.nan_outputs << " op(s) made NaN from NaN-free inputs (first: node "
+       << first.node_id << " " << first.name
+       << "); every op after computes on it, and kernels with data-dependent paths time otherwise\n";
+  }
   os << "#\n";
 }
 

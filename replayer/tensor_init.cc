@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// allocateLeaves(): one buffer per recorded storage, leaf tensors as views
-// of it (so aliasing is as recorded), data drawn once before iteration 1.
+// allocateLeaves(): one buffer per recorded storage (per allocation where
+// the recording reused its address), leaf tensors as views of it (so
+// aliasing is as recorded), data drawn once before iteration 1.
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
@@ -120,6 +121,20 @@ at::ScalarType toScalarType(trace::DType d) {
   }
 }
 
+void refillLeaves(Plan& plan, const PlanOptions& options, const std::vector<int32_t>& slots) {
+  LeafInitializer init(options);
+  const at::NoGradGuard no_grad;  // parameters that record autograd
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const int32_t s : slots) {
+      at::Tensor& t = plan.slots[static_cast<size_t>(s)];
+      if (!t.defined() || t.layout() != at::kStrided) continue;
+      if (at::isIntegralType(t.scalar_type(), /*includeBool=*/true) != (pass == 1)) continue;
+      const auto it = plan.leaf_init.find(s);
+      init.fill(t, it == plan.leaf_init.end() ? nullptr : &it->second);
+    }
+  }
+}
+
 LeafDevices::LeafDevices(const trace::Trace& trace, const at::Device& replay)
     : trace_(trace), replay_(replay) {
   if (replay.is_cpu()) return;
@@ -151,7 +166,12 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       strides[s] = recordedStrides(trace, r);
     }
   }
-  // Bytes per (storage id, device); storage 0 means "no storage recorded".
+  // Bytes per (buffer, device); storage 0 means "no storage recorded".
+  const StorageGenerations generations(trace);
+  if (generations.reusedStorages() > 0) {
+    ETB_LOG(kDebug) << generations.reusedStorages() << " recorded storage ids stood for "
+                    << "several allocations in turn: each allocation's leaves get their own buffer";
+  }
   std::map<std::pair<uint64_t, trace::StrId>, int64_t> bytes;
   for (size_t s = 0; s < plan.slots.size(); ++s) {
     if (!plan.is_leaf[s]) continue;
@@ -159,7 +179,7 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
     if (r.storage_id == 0) continue;
     const int64_t need = extentElems(trace.list(r.shape), strides[s],
                                      static_cast<int64_t>(r.offset)) * elementSize(r);
-    auto& b = bytes[{r.storage_id, r.device}];
+    auto& b = bytes[{generations.bufferOf(trace, r), r.device}];
     b = std::max(b, need);
   }
   std::map<std::pair<uint64_t, trace::StrId>, at::Tensor> buffers;
@@ -180,7 +200,7 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
       const at::Device device = devices.of(r.device);
       const auto opts = at::TensorOptions().dtype(st).device(device);
       at::Tensor t;
-      auto buf = buffers.find({r.storage_id, r.device});
+      auto buf = buffers.find({generations.bufferOf(trace, r), r.device});
       if (isSparseRef(trace, r)) {
         plan.slots[s] = makeSparseLeaf(shape, st, device, init.generator());
         continue;

@@ -7,6 +7,7 @@
 // keeps them for the checks.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "replayer/op_plan.h"
@@ -27,6 +28,7 @@ class ProbeCommunicator final : public Communicator {
     seen = call.inputs;  // the replay's own tensors, not copies
     values.clear();
     for (const at::Tensor& t : call.inputs) values.push_back(t.clone());
+    history.push_back(values);
     return local_->run(call);
   }
   void barrier() override {}
@@ -39,6 +41,7 @@ class ProbeCommunicator final : public Communicator {
   }
 
   std::vector<at::Tensor> seen, values;
+  std::vector<std::vector<at::Tensor>> history;  // values, one entry per call
 
  private:
   std::unique_ptr<Communicator> local_ = makeLocalCommunicator();
@@ -193,6 +196,137 @@ TEST(LeafDevices, AGpuTracesCpuTensorsStayOnTheCpuACpuTraceMovesWhole) {
   EXPECT_EQ(from_gpu_trace.of(on_cpu), at::Device(at::kCPU));
   // Replayed on the CPU (--device cpu, a functional replay of a GPU trace).
   EXPECT_EQ(LeafDevices(gt, at::Device(at::kCPU)).of(on_gpu), at::Device(at::kCPU));
+}
+
+// A recorded storage id names an address, and the allocator gives a freed
+// address to the next allocation: tensors on one id are one allocation only
+// where they could be (views, tensors made before the recording), and the
+// replay's leaves share a buffer only then. Before, a replayed resnet18 read
+// a batch norm's save_mean through the buffer of a later gradient (1e33)
+// and ran on NaN from its first backward on.
+TEST(Replayer, AStorageIdTheRecordingReusedIsOneBufferPerAllocation) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const uint64_t kS = 700;
+  constexpr const char* kRelu = "aten::relu(Tensor self) -> Tensor";
+  // Made before the recording: a tensor and a view of its second half.
+  const auto a = b.tensor({4}, trace::DType::kFloat, kS);
+  auto half = b.tensor({2}, trace::DType::kFloat, kS);
+  t.tensors[half.tensor].offset = 2;
+  const auto y = b.tensor({4}), y2 = b.tensor({2}), z = b.tensor({4});
+  b.op(kRelu, {a}, {y});
+  b.op(kRelu, {half}, {y2});
+  // Later the address serves a new allocation, made by a child of a replayed
+  // op (a leaf to the replay), and a view of it made by another child.
+  const auto later = b.tensor({4}, trace::DType::kFloat, kS);
+  const auto later_view = b.tensor({4}, trace::DType::kFloat, kS);
+  const trace::NodeId parent = b.op(kRelu, {y}, {z});
+  b.op("aten::ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+       "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+       {y, trace::makeNone(t), trace::makeNone(t), trace::makeNone(t), trace::makeNone(t),
+        trace::makeNone(t)},
+       {later});
+  childOf(b, parent);
+  b.op("aten::alias(Tensor(a) self) -> Tensor(a)", {later}, {later_view});
+  childOf(b, parent);
+  // Then a scalar that no recorded op made (a Python number, wrapped).
+  const auto scalar = b.tensor({}, trace::DType::kFloat, kS);
+  const auto w = b.tensor({4});
+  b.op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", {z, scalar}, {w});
+  addComm(b, {a, half, later, later_view, scalar});
+  ProbeCommunicator probe;
+  const ReplayResult r = replayTrace(b.finish(), test::quickOptions(), probe);
+  EXPECT_EQ(r.coverage.skipped, 0u);
+  ASSERT_EQ(probe.seen.size(), 5u);
+  const auto shared = [&](size_t i, size_t j) {
+    return probe.seen[i].storage().is_alias_of(probe.seen[j].storage());
+  };
+  EXPECT_TRUE(shared(0, 1)) << "a view made before the recording shares its base's buffer";
+  EXPECT_TRUE(shared(2, 3)) << "a view of the later allocation shares its buffer";
+  EXPECT_FALSE(shared(0, 2)) << "the later allocation at the same address is another buffer";
+  EXPECT_FALSE(shared(4, 0));
+  EXPECT_FALSE(shared(4, 2)) << "a wrapped scalar is its own allocation";
+}
+
+// Every iteration starts from the values the first one did: a leaf an op
+// updates in place is drawn again (with the same values) before each one;
+// --state carry lets the updates accumulate, as a training loop would.
+TEST(Replayer, EveryIterationStartsFromTheSameLeafValues) {
+  const auto build = [] {
+    test::TraceBuilder b;
+    trace::Trace& t = b.trace();
+    const auto w = b.tensor({8}, trace::DType::kFloat, 800);
+    b.op("aten::add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+         {w, trace::makeInt(t, 5), trace::makeInt(t, 1)}, {w});
+    addComm(b, {w});
+    return b.finish();
+  };
+  ReplayOptions o = test::replayOptions(0, 3, test::Verify::kNo);
+  ProbeCommunicator reset;
+  const ReplayResult r = replayTrace(build(), o, reset);
+  ASSERT_EQ(reset.history.size(), 3u);
+  EXPECT_EQ(r.state, "reset");
+  EXPECT_EQ(r.state_reset_bytes, 8 * 4);
+  const at::Tensor first = reset.history[0][0];
+  // Drawn from [0, 1), then + 5 once.
+  EXPECT_GE(first.min().item<float>(), 5.0f);
+  EXPECT_LT(first.max().item<float>(), 6.0f);
+  for (size_t i = 1; i < 3; ++i) EXPECT_TRUE(at::equal(reset.history[i][0], first)) << i;
+
+  o.carry_state = true;
+  ProbeCommunicator carry;
+  replayTrace(build(), o, carry);
+  ASSERT_EQ(carry.history.size(), 3u);
+  EXPECT_TRUE(at::allclose(carry.history[1][0], carry.history[0][0] + 5));
+  EXPECT_TRUE(at::allclose(carry.history[2][0], carry.history[0][0] + 10));
+}
+
+// A layer's weight is drawn as PyTorch initialises one: zero-mean, within
+// 1/sqrt(fan_in). All-positive weights from [0, 1) made gradients grow by
+// about fan_in / 2 per layer, to inf in a resnet18's first backward.
+TEST(Replayer, LayerWeightsAreDrawnZeroMeanWithinOneOverRootFanIn) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({2, 3, 8, 8}), w = b.tensor({16, 3, 3, 3}), y = b.tensor({2, 16, 6, 6});
+  b.op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+       "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
+       {x, w, trace::makeNone(t), test::intList(t, {1, 1}), test::intList(t, {0, 0}),
+        test::intList(t, {1, 1}), trace::makeInt(t, 1)},
+       {y});
+  const auto lx = b.tensor({2, 64}), lw = b.tensor({32, 64}), ly = b.tensor({2, 32});
+  b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+       {lx, lw, trace::makeNone(t)}, {ly});
+  addComm(b, {x, w, lw});
+  ProbeCommunicator probe;
+  replayTrace(b.finish(), test::quickOptions(), probe);
+  ASSERT_EQ(probe.values.size(), 3u);
+  const auto within = [](const at::Tensor& v, double bound) {
+    EXPECT_GE(v.min().item<double>(), -bound);
+    EXPECT_LT(v.max().item<double>(), bound);
+    EXPECT_LT(v.min().item<double>(), 0.0) << "zero-mean: some negative";
+  };
+  within(probe.values[1], 1.0 / std::sqrt(3.0 * 3 * 3));  // fan_in = C * kh * kw
+  within(probe.values[2], 1.0 / 8);                       // fan_in = 64
+  EXPECT_GE(probe.values[0].min().item<double>(), 0.0) << "an input keeps [0, 1)";
+}
+
+// An op that makes NaN out of NaN-free inputs is listed (first iteration):
+// here the log of values below zero.
+TEST(Replayer, OpsThatMakeNanAreListed) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({16}), shifted = b.tensor({16}), logged = b.tensor({16}),
+             doubled = b.tensor({16});
+  b.op("aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+       {x, trace::makeInt(t, 2), trace::makeInt(t, 1)}, {shifted});
+  const trace::NodeId log = b.op("aten::log(Tensor self) -> Tensor", {shifted}, {logged});
+  b.op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+       {logged, logged, trace::makeInt(t, 1)}, {doubled});
+  const ReplayResult r = test::replayLocal(b.finish());
+  EXPECT_EQ(r.coverage.nan_outputs, 1u) << "the add of NaN is not listed: its input held it";
+  ASSERT_EQ(r.coverage.nan_ops.size(), 1u);
+  EXPECT_EQ(r.coverage.nan_ops[0].node_id, log);
+  EXPECT_EQ(r.coverage.nan_ops[0].name, "aten::log");
 }
 
 }  // namespace
