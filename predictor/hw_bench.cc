@@ -204,6 +204,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
     run("retention", detail::measureRetention);
   }
   run("memory_bound", detail::measureMemoryBound);
+  run("pooling", detail::measurePooling);
   if (!o.quick) run("gemm_conv_again", measureComputeAgain);
   run("embedding_bag", detail::measureEmbedding);
   run("foreach", detail::measureForeach);

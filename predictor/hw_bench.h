@@ -60,6 +60,7 @@ inline bool onGpu(const ProfileOptions& o) { return o.device.rfind("cuda", 0) ==
 namespace detail {
 // The sections of measureCompute that live in hw_bench_memory.cc.
 void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
+void measurePooling(const ProfileOptions& options, HwProfile& profile);
 void measureFirstTouch(const ProfileOptions& options, HwProfile& profile);
 void measureRetention(const ProfileOptions& options, HwProfile& profile);  // after the cache sizes
 void measureEmbedding(const ProfileOptions& options, HwProfile& profile);

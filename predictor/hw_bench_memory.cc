@@ -208,6 +208,43 @@ void measureSort(int64_t n, const ProfileOptions& o, HwProfile& hw) {
       {8.0 * static_cast<double>(n), timeOp("aten::sort", "", {idx, int64_t{-1}, false}, o)});
 }
 
+void measurePooling(const ProfileOptions& o, HwProfile& hw) {
+  // [N, 64, H, H] activations after a ReLU (max_pool2d's comparisons take
+  // another time on NaN or on all-equal values: finite values, half zero,
+  // as a network's replayed activations are).
+  std::vector<std::pair<int64_t, int64_t>> sizes =
+      o.quick ? std::vector<std::pair<int64_t, int64_t>>{{1, 16}, {1, 56}, {8, 56}}
+              : std::vector<std::pair<int64_t, int64_t>>{{1, 8}, {1, 16}, {1, 32}, {2, 56}, {8, 56},
+                                                         {8, 112}};
+  if (onGpu(o)) sizes.insert(sizes.end(), {{32, 112}, {128, 112}});
+  const auto ints = [](int64_t v) { return std::vector<int64_t>{v, v}; };
+  for (const auto& [n, h] : sizes) {
+    const at::Tensor x = at::relu(at::randn({n, 64, h, h}, tensorsOn(o)));
+    double out_elems = 0;
+    for (const int64_t k : kPoolWindows) {
+      const int64_t pad = (k - 1) / 2;  // resnet's 3x3 pads 1, a 2x2 none
+      const auto pooled = at::max_pool2d_with_indices(x, ints(k), ints(2), ints(pad));
+      const at::Tensor& y = std::get<0>(pooled);
+      const at::Tensor go = at::rand_like(y);
+      out_elems = static_cast<double>(y.numel());
+      hw.bandwidth[poolCurve("max_pool2d", k)].push_back(
+          {4 * out_elems, timeOp("aten::max_pool2d", "", {x, ints(k), ints(2), ints(pad), ints(1), false}, o)});
+      hw.bandwidth[poolCurve("avg_pool2d", k)].push_back(
+          {4 * out_elems, timeOp("aten::avg_pool2d", "",
+                                 {x, ints(k), ints(2), ints(pad), false, true, c10::IValue()}, o)});
+      hw.bandwidth[poolCurve("avg_pool2d_backward", k)].push_back(
+          {4 * out_elems, timeOp("aten::avg_pool2d_backward", "",
+                                 {go, x, ints(k), ints(2), ints(pad), false, true, c10::IValue()}, o)});
+      if (k != 3) continue;
+      hw.bandwidth[poolCurve("max_pool2d_backward", 0)].push_back(
+          {4 * (out_elems + static_cast<double>(x.numel())),
+           timeOp("aten::max_pool2d_with_indices_backward", "",
+                  {go, x, ints(k), ints(2), ints(pad), ints(1), false, std::get<1>(pooled)}, o)});
+    }
+  }
+  if (o.progress) o.progress("pooling: " + std::to_string(sizes.size()) + " sizes");
+}
+
 void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
   CacheFlusher flush(hw.memory);
   const int64_t step = o.quick ? 4 : 2;

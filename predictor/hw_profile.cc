@@ -350,6 +350,10 @@ std::string reductionCurve(const std::string& kind, int64_t width) {
   return "reduction:" + kind + ":" + std::to_string(width);
 }
 
+std::string poolCurve(const std::string& op, int64_t window) {
+  return "pool:" + op + (window > 0 ? ":" + std::to_string(window) : "");
+}
+
 std::string rngCurve(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "rng:%g", p);

@@ -188,6 +188,17 @@ struct HwProfile {
 // predictor reads the nearest measured p.
 std::string rngCurve(double p);
 
+// 2-D pooling (et_profile_hw measures, the op model interpolates): each
+// output element of a window runs a loop over the window, so time goes with
+// the outputs and the window's size, not with the bytes. "pool:OP:K" holds
+// OP ("max_pool2d", "avg_pool2d", "avg_pool2d_backward") with KxK windows,
+// stride 2, over 4 bytes per output element; "pool:max_pool2d_backward"
+// over 4 bytes per input and output element (a zero fill and a scatter,
+// whatever the window). K is kPoolWindows' 2 and 3; other windows are a
+// line through the two per output element.
+inline constexpr int64_t kPoolWindows[] = {2, 3};
+std::string poolCurve(const std::string& op, int64_t window);
+
 // Reductions by shape (et_profile_hw measures, the op model interpolates):
 // "reduction:outer:W", a sum over the leading dim of [n / W, W] (W outputs,
 // each gathering a strided column), and "reduction:rows:R", a sum over the

@@ -164,7 +164,50 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
   if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh, cold, l3), "foreach", false};
   if (kView.count(name)) return {hw_.view_us, "view", false};
+  if (auto pool = poolEstimate(name, sh)) return *pool;
   return memoryEstimate(name, sh, cold, l3);
+}
+
+std::optional<OpEstimate> OpModel::poolEstimate(const std::string& name, const OpShapes& sh) const {
+  // (curve's op, argument holding kernel_size) by the op et_replay calls;
+  // max_pool2d without grad and max_pool2d_with_indices run one kernel.
+  static const std::map<std::string, std::pair<std::string, size_t>> kPool = {
+      {"max_pool2d", {"max_pool2d", 1}}, {"max_pool2d_with_indices", {"max_pool2d", 1}},
+      {"avg_pool2d", {"avg_pool2d", 1}}, {"avg_pool2d_backward", {"avg_pool2d_backward", 2}},
+      {"max_pool2d_with_indices_backward", {"max_pool2d_backward", 2}}};
+  const auto op = kPool.find(name);
+  if (op == kPool.end()) return std::nullopt;
+  const TensorFacts* in = sh.inputArg(op->first == "max_pool2d" || op->first == "avg_pool2d" ? 0 : 1);
+  const TensorFacts* out = op->first == "max_pool2d" || op->first == "avg_pool2d"
+                               ? (sh.out.empty() ? nullptr : &sh.out[0])
+                               : sh.inputArg(0);  // a backward's grad_output
+  if (in == nullptr || out == nullptr) return std::nullopt;
+  if (op->second.first == "max_pool2d_backward") {
+    const auto curve = warm_.find(poolCurve("max_pool2d_backward", 0));
+    if (curve == warm_.end()) return std::nullopt;
+    return OpEstimate{std::max(curveUs(curve->second, 4 * (in->numel + out->numel)), hw_.dispatch_us),
+                      "pool", false};
+  }
+  const auto small = warm_.find(poolCurve(op->second.first, kPoolWindows[0]));
+  const auto large = warm_.find(poolCurve(op->second.first, kPoolWindows[1]));
+  if (small == warm_.end() || large == warm_.end()) return std::nullopt;
+  // The window: kernel_size's elements (one int: a square); without it the
+  // input's elements per output (a window as large as its stride).
+  double window = out->numel > 0 ? in->numel / out->numel : 1;
+  const size_t at = op->second.second;
+  if (at < sh.args.size() && sh.args[at]->kind == trace::ValueKind::kList &&
+      !sh.args[at]->items.empty() && sh.args[at]->items[0].kind == trace::ValueKind::kInt) {
+    const auto& k = sh.args[at]->items;
+    const double kh = static_cast<double>(k[0].i);
+    window = kh * (k.size() > 1 && k[1].kind == trace::ValueKind::kInt ? static_cast<double>(k[1].i) : kh);
+  }
+  // A line per output element through the two measured windows.
+  const double x = 4 * out->numel;
+  const double w0 = static_cast<double>(kPoolWindows[0] * kPoolWindows[0]);
+  const double w1 = static_cast<double>(kPoolWindows[1] * kPoolWindows[1]);
+  const double t0 = curveUs(small->second, x), t1 = curveUs(large->second, x);
+  const double us = t0 + (t1 - t0) * (window - w0) / (w1 - w0);
+  return OpEstimate{std::max({us, 0.25 * t0, hw_.dispatch_us}), "pool", false};
 }
 
 // Memory-bound ops: bytes moved over the curve of their class.

@@ -16,6 +16,10 @@
 //                  their flushed-cache extra by the gradient's DRAM share;
 //   foreach        a per-tensor cost (fitted to _foreach_ loops) plus the
 //                  lists' bytes on the in-place curve;
+//   pool           2-D max/avg pooling: a time per output element that grows
+//                  with the window, from curves at 2x2 and 3x3 windows
+//                  (max_pool2d's backward: its zero fill and scatter, by the
+//                  elements of both gradients);
 //   memory         bytes moved over a measured size curve for its class
 //                  (elementwise, unary, transcendental, reduction by shape
 //                  family and width, copy, rng, and measured element
@@ -26,6 +30,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +83,9 @@ class OpModel {
   double tableFillUs(double bytes) const;
   double zeroFillUs(double bytes) const;
   OpEstimate reductionEstimate(const OpShapes& shapes, double cold, double l3) const;
+  // 2-D pooling from its "pool:" curves; nullopt for other ops or a
+  // profile without them.
+  std::optional<OpEstimate> poolEstimate(const std::string& name, const OpShapes& shapes) const;
   double foreachUs(const OpShapes& shapes, double cold, double l3) const;
   OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold,
                             double l3) const;

@@ -143,6 +143,7 @@ class Coster {
         {"gemm", "aten::mm"},
         {"conv", "aten::convolution"},
         {"embedding_bag", "aten::_embedding_bag"},
+        {"pool", "aten::max_pool2d"},
         {"memory:elementwise", "aten::add"},
         {"memory:unary", "aten::relu"},
         {"memory:inplace", "aten::add_"},

@@ -132,6 +132,51 @@ TEST(ElementClasses, MetadataOnlyOpsCostOneViewCall) {
   }
 }
 
+// 2-D pooling: a time per output element growing with the window, from the
+// 2x2 and 3x3 curves over 4 bytes per output element. resnet18's
+// max_pool2d ([8,64,56,56], 3x3) was predicted on the bytes-moved fallback
+// at 1/25 of its replayed time. Each curve here runs 5 ns (2x2) or 10 ns
+// (3x3) per output element; the backward 1 ns per element of both
+// gradients. Fault caught: the window ignored, the curve read at the
+// input's elements, the backward read on a forward curve.
+TEST(PoolModel, TimeGoesWithTheOutputsAndTheWindow) {
+  HwProfile hw = reductionProfile();
+  const char* kMaxPool =
+      "aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+      "int[2] dilation=1, bool ceil_mode=False) -> Tensor";
+  TraceBuilder b;
+  trace::Trace& tr = b.trace();
+  const auto x = b.tensor({8, 64, 56, 56}), y = b.tensor({8, 64, 28, 28});
+  const auto pool = [&](std::vector<int64_t> k) {
+    b.op(kMaxPool, {x, test::intList(tr, k), test::intList(tr, {2, 2}), test::intList(tr, {1, 1}),
+                    test::intList(tr, {1, 1}), trace::makeBool(tr, false)},
+         {y});
+  };
+  pool({3, 3});
+  pool({2, 2});
+  pool({5});  // one int: a square window
+  const auto idx = b.tensor({8, 64, 28, 28}, DType::kInt64), gx = b.tensor({8, 64, 56, 56});
+  b.op("aten::max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, "
+       "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+       {y, x, test::intList(tr, {3, 3}), test::intList(tr, {2, 2}), test::intList(tr, {1, 1}),
+        test::intList(tr, {1, 1}), trace::makeBool(tr, false), idx},
+       {gx});
+  const trace::Trace t = b.finish();
+  const double outs = 8.0 * 64 * 28 * 28, ins = 4 * outs;
+  // A profile from before the curves: not the pool model.
+  EXPECT_NE(OpModel(hw, "uniform").estimate(t, t.nodes[2]).family, "pool");
+  hw.bandwidth[poolCurve("max_pool2d", 2)] = {{4000, 5}, {4e6, 5000}};
+  hw.bandwidth[poolCurve("max_pool2d", 3)] = {{4000, 10}, {4e6, 10000}};
+  hw.bandwidth[poolCurve("max_pool2d_backward", 0)] = {{4000, 1}, {4e6, 1000}};
+  const OpModel model(hw, "uniform");
+  EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "pool");
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, outs * 10e-3, 1e-6);
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, outs * 5e-3, 1e-6);
+  // 25 elements: 5 ns + (25 - 4) / (9 - 4) of the 5 ns between the curves.
+  EXPECT_NEAR(model.estimate(t, t.nodes[4]).us, outs * (5 + 5 * 21.0 / 5) * 1e-3, 1e-6);
+  EXPECT_NEAR(model.estimate(t, t.nodes[5]).us, (outs + ins) * 1e-3, 1e-6);
+}
+
 // The expected distinct rows against et_replay's own samplers: the mean
 // over draws of the distinct indices. Fault caught: the lookups taken for
 // distinct rows, the Zipf normaliser or tail wrong, the 2^22 cap dropped.

@@ -47,7 +47,7 @@ PY
   # Where the minutes went: every compute part timed once (a part run twice
   # adds up), together within the process's wall time timed here and most
   # of it (start-up and writing are the rest); the last line says the total.
-  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'retention', 'memory_bound', 'embedding_bag', 'foreach']"
+  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'retention', 'memory_bound', 'pooling', 'embedding_bag', 'foreach']"
   [ "$(json "$HW" "[p['section'] for p in d['identity']['sections_s']] == $parts")" = True ] \
     || fail "identity.sections_s does not list the quick profile's parts in order: $(json "$HW" "d['identity'].get('sections_s')")"
   took=$(json "$HW" "sum(p['s'] for p in d['identity']['sections_s'])")
