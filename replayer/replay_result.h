@@ -57,7 +57,8 @@ struct Coverage {
   // strides, or (traces without strides) those of the view op that made them.
   uint64_t strided_leaves = 0;
   // Ops whose outputs held NaN where none of their inputs did, in the first
-  // iteration (each listed once): made-up values the kernel cannot take
+  // iteration (each listed once; empty and resize_, whose outputs are
+  // uninitialised, aside): made-up values the kernel cannot take
   // (the log of a negative), or leaves that alias what they should not.
   // Kernels with data-dependent paths (max_pool2d, sorts) time otherwise on
   // NaN, and every op after such an output computes on NaN.
