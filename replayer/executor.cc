@@ -402,6 +402,11 @@ bool holdsNan(const at::Tensor& t) {
   return t.defined() && t.layout() == at::kStrided && t.is_floating_point() && t.numel() > 0 &&
          t.isnan().any().item<bool>();
 }
+
+bool allFinite(const at::Tensor& t) {
+  return !t.defined() || t.layout() != at::kStrided || !t.is_floating_point() || t.numel() == 0 ||
+         t.isfinite().all().item<bool>();
+}
 }  // namespace
 
 void Executor::checkNan(const PlanStep& step) {
@@ -416,13 +421,13 @@ void Executor::checkNan(const PlanStep& step) {
     if (!holdsNan(plan_.slots[static_cast<size_t>(o.slot)])) continue;
     for (const ArgSource& a : step.args) {
       for (const int32_t s : a.slots) {
-        if (s != kNoSlot && holdsNan(plan_.slots[static_cast<size_t>(s)])) return;
+        if (s != kNoSlot && !allFinite(plan_.slots[static_cast<size_t>(s)])) return;
       }
     }
     Coverage& c = plan_.coverage;
     ++c.nan_outputs;
     c.nan_ops.push_back({trace_.nodes[step.node].id, step.name,
-                         "output " + std::to_string(o.ret) + " holds NaN, its inputs none"});
+                         "output " + std::to_string(o.ret) + " holds NaN, its inputs are finite"});
     return;
   }
 }

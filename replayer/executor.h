@@ -114,7 +114,7 @@ class Executor {
   void markFailed(PlanStep& step, const std::string& what);
   void verify(const PlanStep& step, ReplayDiagnostics* diag) const;
   // Lists `step` in the coverage's nan_ops when an output holds NaN and
-  // none of its inputs does (the first iteration, the one that tracks).
+  // its inputs are finite (the first iteration, the one that tracks).
   void checkNan(const PlanStep& step);
   void hold(const at::Tensor& t, int delta);
 

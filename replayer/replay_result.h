@@ -56,7 +56,7 @@ struct Coverage {
   // Leaf tensors laid out as non-contiguous views of their storage: recorded
   // strides, or (traces without strides) those of the view op that made them.
   uint64_t strided_leaves = 0;
-  // Ops whose outputs held NaN where none of their inputs did, in the first
+  // Ops whose outputs held NaN where all their inputs were finite, in the first
   // iteration (each listed once; empty and resize_, whose outputs are
   // uninitialised, aside): made-up values the kernel cannot take
   // (the log of a negative), or leaves that alias what they should not.

@@ -55,7 +55,7 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
   }
   if (c.nan_outputs > 0) {
     const SkippedOp& first = c.nan_ops.front();
-    os << "# NaN: " << c.nan_outputs << " op(s) made NaN from NaN-free inputs (first: node "
+    os << "# NaN: " << c.nan_outputs << " op(s) made NaN from finite inputs (first: node "
        << first.node_id << " " << first.name
        << "); every op after computes on it, and kernels with data-dependent paths time otherwise\n";
   }
