@@ -177,10 +177,11 @@ std::optional<OpEstimate> OpModel::poolEstimate(const std::string& name, const O
       {"max_pool2d_with_indices_backward", {"max_pool2d_backward", 2}}};
   const auto op = kPool.find(name);
   if (op == kPool.end()) return std::nullopt;
-  const TensorFacts* in = sh.inputArg(op->first == "max_pool2d" || op->first == "avg_pool2d" ? 0 : 1);
-  const TensorFacts* out = op->first == "max_pool2d" || op->first == "avg_pool2d"
-                               ? (sh.out.empty() ? nullptr : &sh.out[0])
-                               : sh.inputArg(0);  // a backward's grad_output
+  // A forward reads self and writes its output; a backward reads
+  // (grad_output, self, kernel_size, ...).
+  const bool forward = op->second.second == 1;
+  const TensorFacts* in = sh.inputArg(forward ? 0 : 1);
+  const TensorFacts* out = forward ? (sh.out.empty() ? nullptr : &sh.out[0]) : sh.inputArg(0);
   if (in == nullptr || out == nullptr) return std::nullopt;
   if (op->second.first == "max_pool2d_backward") {
     const auto curve = warm_.find(poolCurve("max_pool2d_backward", 0));
