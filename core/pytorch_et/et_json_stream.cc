@@ -398,9 +398,27 @@ bool Stream::finishHeader() {
 
 }  // namespace
 
+// The whole read runs on a thread of its own: the caller's thread then
+// allocates nothing while the workers use and free blocks of its heap at
+// times only the scheduler decides (the producer's text buffers and queue
+// blocks, the pools' tables), and its heap after the read is the same in
+// every run. et_replay's page faults follow that heap: with the read on the
+// main thread a 97-node trace replayed with 0 to 18k faults per iteration,
+// 52 to 74 ms, from one run to the next.
 std::optional<Trace> readStreamed(const ByteSource& src, const std::string& name, const ReadOptions& options,
                                   const StreamParams& params) {
-  return Stream(src, name, options, params).run();
+  std::optional<Trace> out;
+  std::exception_ptr error;
+  std::thread reader([&] {
+    try {
+      out = Stream(src, name, options, params).run();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  reader.join();
+  if (error) std::rethrow_exception(error);
+  return out;
 }
 
 StreamParams streamParamsFor(uint64_t total, const ReadOptions& options) {
