@@ -240,7 +240,13 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
   if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold, l3), "memory:copy", false};
-  if (kFill.count(name)) return {memoryUs("unary", 2 * out, cold, l3) / 2, "memory:fill", false};
+  if (kFill.count(name)) {
+    // Profiles before the fill curve had a cold side take half the unary
+    // kernel's read + write.
+    const double us = warm_.count("fill@cold") ? memoryUs("fill", out, cold, l3)
+                                               : memoryUs("unary", 2 * out, cold, l3) / 2;
+    return {us, "memory:fill", false};
+  }
   // In place (add_, mul_, ...): nothing allocated, so no page faults.
   if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
     return {memoryUs("inplace", sh.bytes(), cold, l3), "memory:inplace", false};
