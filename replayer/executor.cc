@@ -98,7 +98,10 @@ int64_t Executor::keepStartState(const PlanOptions& options) {
 }
 
 void Executor::restoreStartState() {
-  if (!state_slots_.empty()) refillLeaves(plan_, *state_options_, state_slots_);
+  if (state_slots_.empty()) return;
+  refillLeaves(plan_, *state_options_, state_slots_);
+  // A device's draws run on its queue: done before the iteration's clock.
+  if (!plan_.device.is_cpu()) sync_.synchronize();
 }
 
 void Executor::reserveRecords(size_t n) {

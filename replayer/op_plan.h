@@ -146,7 +146,9 @@ void allocateLeaves(const trace::Trace& trace, Plan& plan, const PlanOptions& op
 
 // Draws `slots` (leaves) again by their rules, floating ones first as
 // allocateLeaves() does, from a generator seeded afresh with the seed: the
-// same values at every call.
+// same values at every call. Floating leaves on a device are drawn there
+// (its generator, seeded alike: values other than allocateLeaves' host
+// draw, the same at every call) and the caller synchronises before timing.
 void refillLeaves(Plan& plan, const PlanOptions& options, const std::vector<int32_t>& slots);
 
 // Shape/stride helpers shared by the plan and the checks.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <random>
 
 #include "core/base/log.h"
@@ -59,6 +60,25 @@ class LeafInitializer {
     if (!view.device().is_cpu()) view.copy_(host);
   }
 
+  // The same draw of a floating-point leaf, made where it lives: off the
+  // host, a draw on the host and a copy would run each iteration's refill
+  // through the host's caches (tens of MB) and leave the launches after it
+  // cold. Measured on an H200 with --state reset drawing on the host: mlp's
+  // iteration took 1.29 ms against 0.82 ms with --state carry, its first
+  // linear 210 us against 42. Other leaves (integers: index rules) take the
+  // host's draw. The device's generator is a clone of its default one,
+  // seeded as the host's, so every iteration draws the same values.
+  void refill(at::Tensor& view, const LeafInit* init) {
+    if (view.numel() == 0) return;
+    if (view.device().is_cpu() || !at::isFloatingType(view.scalar_type())) return fill(view, init);
+    if (!device_gen_.defined()) {
+      device_gen_ = at::globalContext().defaultGenerator(view.device()).clone();
+      const std::lock_guard<std::mutex> lock(device_gen_.mutex());
+      device_gen_.set_current_seed(o_.seed);
+    }
+    view.uniform_(init != nullptr ? init->float_lo : 0.0, init != nullptr ? init->float_hi : 1.0, device_gen_);
+  }
+
  private:
   void fillHost(at::Tensor& t, const LeafInit* init) {
     const at::ScalarType st = t.scalar_type();
@@ -87,6 +107,7 @@ class LeafInitializer {
   const PlanOptions& o_;
   std::mt19937_64 rng_;
   at::Generator gen_;
+  at::Generator device_gen_;
 };
 }  // namespace
 
@@ -130,7 +151,7 @@ void refillLeaves(Plan& plan, const PlanOptions& options, const std::vector<int3
       if (!t.defined() || t.layout() != at::kStrided) continue;
       if (at::isIntegralType(t.scalar_type(), /*includeBool=*/true) != (pass == 1)) continue;
       const auto it = plan.leaf_init.find(s);
-      init.fill(t, it == plan.leaf_init.end() ? nullptr : &it->second);
+      init.refill(t, it == plan.leaf_init.end() ? nullptr : &it->second);
     }
   }
 }
