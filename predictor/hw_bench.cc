@@ -211,6 +211,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   if (!o.quick) run("gemm_conv_again", measureComputeAgain);
   if (onGpu(o)) {
     hw.launch_us = launchHostUs();
+    hw.launch_first_scale = std::clamp(launchFirstScale(), hw.launch_scale, 4.0);
     hw.sync_latency_us = syncLatencyUs();
     hw.synchronising_ops = synchronisingOps();
     hw.stall_share = 0;  // device time: the host's preemptions are not in it

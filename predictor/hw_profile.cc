@@ -238,6 +238,7 @@ std::string profileToJson(const HwProfile& hw) {
   if (hw.gpu()) {
     j["launch_us"] = hw.launch_us;
     j["launch_scale"] = hw.launch_scale;
+    j["launch_first_scale"] = hw.launch_first_scale;
     j["sync_latency_us"] = hw.sync_latency_us;
     j["synchronising_ops"] = hw.synchronising_ops;
   }
@@ -288,6 +289,14 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   if (j.contains("launch_scale")) {
     hw.launch_scale = field<double>(j, "launch_scale", path, "profile");
     if (hw.launch_scale < 1) ETB_INPUT_ERROR(SourceLoc{path}, "launch_scale ", hw.launch_scale, " is below 1");
+  }
+  if (j.contains("launch_first_scale")) {
+    hw.launch_first_scale = field<double>(j, "launch_first_scale", path, "profile");
+    if (hw.launch_first_scale < 1) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "launch_first_scale ", hw.launch_first_scale, " is below 1");
+    }
+  } else {
+    hw.launch_first_scale = hw.launch_scale;
   }
   if (j.contains("sync_latency_us")) hw.sync_latency_us = field<double>(j, "sync_latency_us", path, "profile");
   if (j.contains("synchronising_ops")) {

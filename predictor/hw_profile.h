@@ -137,6 +137,13 @@ struct HwProfile {
   // (launch_us), fitted with replay_step_us to replayed chains of kernels
   // and of views (hw_bench_replay.cc); 1 elsewhere.
   double launch_scale = 1;
+  // GPU profiles: the same for a kind's first call in an iteration, measured
+  // as a launch right after a round of sixteen other kinds of ops over its
+  // hot-loop launch (the median over the profile's ops; timing.h,
+  // launchFirstScale): its code and data are then out of the host's caches.
+  // A replayed H200 step's first calls of each kind took 1.9-2.0x their
+  // hot-loop launches, its later ones 1.3-1.4x. launch_scale when absent.
+  double launch_first_scale = 1;
   // GPU profiles: from the host's return from a launch on an idle device to
   // its seeing the kernel done, beyond the kernel's device time (the median
   // over the profile's ops): what an op that reads a result on the host, and

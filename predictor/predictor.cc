@@ -318,8 +318,12 @@ class StepBuilder {
       rp_.device_us += device;
       return;
     }
-    // A replayed call's host time: its hot-loop launch scaled, and the step.
-    const double launch = coster_.launchUs(index, e) * hw_.launch_scale + hw_.replay_step_us;
+    // A replayed call's host time: its hot-loop launch scaled, and the step;
+    // a kind's first call in the iteration finds the host's caches without
+    // its code and data (HwProfile::launch_first_scale).
+    const bool first = kinds_called_.insert(name).second;
+    const double scale = first ? std::max(hw_.launch_first_scale, hw_.launch_scale) : hw_.launch_scale;
+    const double launch = coster_.launchUs(index, e) * scale + hw_.replay_step_us;
     host_t_ += launch;
     dev_end_ = std::max(dev_end_, host_t_) + device;
     if (waitsForDevice(name)) host_t_ = dev_end_ + hw_.sync_latency_us;
@@ -414,6 +418,7 @@ class StepBuilder {
   // collectives' transfers left out (runSchedule adds them).
   bool gpu_ = false;
   double host_t_ = 0, dev_end_ = 0;
+  std::set<std::string> kinds_called_;  // op kinds launched so far this iteration (GPU)
 };
 
 // The backend et_replay would run the collectives of `t` on.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "predictor/timing.h"
 
+#include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
@@ -47,11 +48,51 @@ double tallied(const std::vector<double>& samples) {
   return median;
 }
 
+// A round of launches of other kinds of ops than the one being timed, each
+// down a code path of its own (cuBLAS, reductions, softmax, a loss, a
+// convolution, indexing, sorting, concatenation), on small tensors: what a
+// replay runs between two calls of one kind.
+class OtherKinds {
+ public:
+  explicit OtherKinds(const at::Device& d) {
+    const at::TensorOptions f = at::TensorOptions().device(d);
+    a_ = at::rand({16, 16}, f);
+    b_ = at::rand({16, 16}, f);
+    img_ = at::rand({1, 4, 8, 8}, f);
+    k_ = at::rand({4, 4, 3, 3}, f);
+    idx_ = at::randint(0, 16, {8}, f.dtype(at::kLong));
+    mask_ = a_ > 0.5;
+  }
+  void run() const {
+    at::mm(a_, b_);
+    at::addmm(b_, a_, b_);
+    at::sum(a_, 0);
+    at::softmax(a_, 1);
+    at::nll_loss(at::log_softmax(a_, 1), idx_.narrow(0, 0, 8).repeat({2}));
+    at::conv2d(img_, k_);
+    at::max_pool2d(img_, {2, 2});
+    at::layer_norm(a_, {16});
+    at::index_select(a_, 0, idx_);
+    at::embedding(a_, idx_);
+    at::where(mask_, a_, b_);
+    at::cumsum(a_, 1);
+    at::sort(a_, 1);
+    at::cat({a_, b_});
+    at::mean(a_);
+    a_.clone();
+  }
+
+ private:
+  at::Tensor a_, b_, img_, k_, idx_, mask_;
+};
+
 struct DeviceClock {
   std::string device;  // "" = host timing
   std::map<std::string, std::vector<double>> host_us;  // per call, by name
+  std::map<std::string, double> first_ratio;           // by name, its first timing's
   std::vector<double> sync_latency_us;                 // per timed op
   std::set<std::string> synchronising;                 // ops that wait for the device
+  std::unique_ptr<OtherKinds> others;
 };
 DeviceClock& deviceClock() {
   static DeviceClock c;
@@ -111,6 +152,18 @@ double deviceMedianCallUs(const std::function<void()>& fn, bool quick, const std
   for (int i = 0; i < std::max(batch, 8); ++i) host.push_back(callUs(fn));
   sync.synchronize();
   if (!name.empty()) deviceClock().host_us[name].push_back(medianOf(host));
+  // The launch after a round of other kinds, once per name (its first
+  // shape), waiting for the device between rounds so that no queue fills.
+  DeviceClock& clock = deviceClock();
+  if (!name.empty() && !synchronising && clock.others && !clock.first_ratio.count(name)) {
+    std::vector<double> first;
+    for (int i = 0; i < 5; ++i) {
+      clock.others->run();
+      first.push_back(callUs(fn));
+      sync.synchronize();
+    }
+    clock.first_ratio[name] = medianOf(first) / std::max(medianOf(host), 1e-3);
+  }
   const double median = tallied(device);
   // One call on an idle device, launched and waited for: the launch, the
   // kernel, and the latency between (not for ops that wait themselves).
@@ -123,8 +176,16 @@ double deviceMedianCallUs(const std::function<void()>& fn, bool quick, const std
 DeviceClockScope::DeviceClockScope(const std::string& device) {
   deviceClock().device = device;
   deviceClock().host_us.clear();
+  deviceClock().first_ratio.clear();
   deviceClock().sync_latency_us.clear();
   deviceClock().synchronising.clear();
+  deviceClock().others = std::make_unique<OtherKinds>(at::Device(device));
+}
+
+double launchFirstScale() {
+  std::vector<double> ratios;
+  for (const auto& [name, r] : deviceClock().first_ratio) ratios.push_back(r);
+  return ratios.empty() ? 0 : medianOf(ratios);
 }
 
 std::vector<std::string> synchronisingOps() {
@@ -137,7 +198,10 @@ double syncLatencyUs() {
   return l.empty() ? 0 : medianOf(l);
 }
 
-DeviceClockScope::~DeviceClockScope() { deviceClock().device.clear(); }
+DeviceClockScope::~DeviceClockScope() {
+  deviceClock().device.clear();
+  deviceClock().others.reset();
+}
 
 std::map<std::string, double> launchHostUs() {
   std::map<std::string, double> out;

@@ -40,6 +40,12 @@ double syncLatencyUs();
 // The ops timed under a DeviceClockScope that wait for the device inside
 // the call (their curves hold host-timed, synchronised calls), by name.
 std::vector<std::string> synchronisingOps();
+// The median over the op names timed under a DeviceClockScope of a launch
+// right after a round of other kinds of ops (a GEMM, reductions, softmax,
+// a loss, a convolution, indexing, ...) over its hot-loop launch: what a
+// replay's first call of a kind in an iteration costs, its code and data
+// gone from the host's caches (0 with none timed).
+double launchFirstScale();
 
 // A call at least this long is warmed up once and timed three times (a
 // gigabyte gradient zero-filled and faulted in takes seconds per call, and

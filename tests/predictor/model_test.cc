@@ -202,6 +202,7 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   hw.identity.device = "cuda";
   hw.launch_us = {{"aten::mm", 7.5}, {"aten::convolution_backward:input", 21}};
   hw.launch_scale = 1.25;
+  hw.launch_first_scale = 1.75;
   hw.sync_latency_us = 6;
   hw.synchronising_ops = {"aten::_embedding_bag_backward"};
   hw.identity.device_model = "NVIDIA H100 80GB HBM3";
@@ -210,6 +211,7 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   EXPECT_EQ(back.synchronising_ops, hw.synchronising_ops);
   EXPECT_EQ(back.launch_us, hw.launch_us);
   EXPECT_DOUBLE_EQ(back.launch_scale, 1.25);
+  EXPECT_DOUBLE_EQ(back.launch_first_scale, 1.75);
   EXPECT_DOUBLE_EQ(back.sync_latency_us, 6);
   EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "cpu.json").launch_us.empty());
   std::string text = profileToJson(hw);

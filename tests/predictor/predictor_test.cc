@@ -232,6 +232,31 @@ TEST(Predictor, OnAGpuLaunchesScaleAndHostReadsWaitTheSyncLatency) {
   EXPECT_NEAR(p.iter_ms, (84 + d) / 1e3, 1e-9);
 }
 
+// A kind's first call in the iteration launches at the profile's first-call
+// scale, its later calls at the launch scale: relu, relu, mm, relu at 3x
+// and 1.5x launch 6 x 3 + 1, 6 x 1.5 + 1, 10 x 3 + 1, 6 x 1.5 + 1. Catches
+// the first scale on every call (19 for the second relu), on none (10 for
+// the first), or kept per op rather than per kind (19 for the last relu).
+TEST(Predictor, OnAGpuAKindsFirstCallInTheIterationLaunchesColder) {
+  TraceBuilder b;
+  const auto r = b.tensor({500}), o1 = b.tensor({500}), o2 = b.tensor({500}), o3 = b.tensor({500});
+  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
+  b.op("aten::relu(Tensor self) -> Tensor", {r}, {o1});
+  b.op("aten::relu(Tensor self) -> Tensor", {o1}, {o2});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
+  b.op("aten::relu(Tensor self) -> Tensor", {o2}, {o3});
+  const trace::Trace t = b.finish();
+  HwProfile hw = gpuProfile();
+  hw.launch_scale = 1.5;
+  hw.launch_first_scale = 3;
+  const Prediction p = predictIteration({&t}, hw, onGpu());
+  ASSERT_EQ(p.ranks[0].ops.size(), 4u);
+  EXPECT_NEAR(p.ranks[0].ops[0].launch_us, 19, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[1].launch_us, 10, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[2].launch_us, 31, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[3].launch_us, 10, 1e-9);
+}
+
 // An op the profile found waiting for the device inside its call (its curve
 // is the synchronised call's host time) starts once the device's queue has
 // drained and the sync latency passed, and holds the host throughout: the
