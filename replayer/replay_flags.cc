@@ -211,6 +211,14 @@ void addFidelityFlags(std::vector<FlagSpec>& t) {
            choice(&ReplayOptions::carry_state, "carry"),
            choiceShown(&ReplayOptions::carry_state, "carry", "reset")),
       {"reset", "carry"}));
+  t.push_back(withChoices(
+      flag("--denormals", "TEXT",
+           "flush: denormal floats are computed as zero on the CPU (the replay's drawn "
+           "values can shrink into them where the original's did not, and the CPU's slow "
+           "path for them runs 10-100x slower); keep: as the CPU computes them",
+           choice(&ReplayOptions::keep_denormals, "keep"),
+           choiceShown(&ReplayOptions::keep_denormals, "keep", "flush")),
+      {"flush", "keep"}));
   t.push_back(inProgram(
       flag("--original-metrics", "TEXT",
            "the original's system metrics (recorder sidecar; default: <stem>.metrics.json "

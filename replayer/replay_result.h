@@ -226,6 +226,8 @@ struct ReplayResult {
   // "carry": from the last one's updates (--state).
   std::string state = "reset";
   int64_t state_reset_bytes = 0;  // drawn again before each iteration
+  // "flush": denormal floats computed as zero on the CPU; "keep" (--denormals).
+  std::string denormals = "flush";
   int world_size = 1;
   std::string host;
   std::string etbench_version;

@@ -181,6 +181,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     ETB_INPUT_ERROR(SourceLoc{"--iters"}, "need --iters >= 1 and --warmup >= 0");
   }
   if (options.threads > 0) setIntraOpThreads(options.threads);
+  setFlushDenormal(!options.keep_denormals);
   // Measured before any replay state exists: it switches the ET observer and
   // the profiler on and off.
   std::optional<ProfilerCost> cost;
@@ -295,6 +296,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.threads = at::get_num_threads();
   r.warmup = options.warmup;
   r.state = options.carry_state ? "carry" : "reset";
+  r.denormals = options.keep_denormals ? "keep" : "flush";
   r.state_reset_bytes = state_bytes;
   r.iters = options.iters;
   r.world_size = comm.worldSize();

@@ -48,6 +48,10 @@ struct ReplayOptions {
   // parameters, optimizer state and running statistics) instead of starting
   // from the values the first one started from (Executor::keepStartState).
   bool carry_state = false;
+  // Keep denormal floats (the CPU's slow path) instead of flushing them to
+  // zero (setFlushDenormal): a replay's drawn values can make them where
+  // the original's did not.
+  bool keep_denormals = false;
   // Device time per op: after the measured iterations, this many more with
   // device events around every op call (they cost host time, so they are
   // not among the measured ones); -1 = 3 on CUDA; ignored on CPU.

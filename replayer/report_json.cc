@@ -81,6 +81,7 @@ json runJson(const ReplayResult& r) {
           {"warmup", r.warmup},
           {"state", r.state},
           {"state_reset_bytes", r.state_reset_bytes},
+          {"denormals", r.denormals},
           {"iters", r.iters},
           {"world_size", r.world_size},
           {"host", r.host},

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/threads.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <dlfcn.h>
 
 namespace etb::replay {
@@ -16,6 +20,19 @@ const char* setIntraOpThreads(int threads) {
     return "openblas";
   }
   return "";
+}
+
+bool setFlushDenormal(bool on) {
+  const bool ok = at::globalContext().setFlushDenormal(on);
+  // ATen's OpenMP threads: a team as large as the pool runs on them (GNU
+  // OpenMP keeps one pool per process). at::parallel_for would not do: its
+  // OpenMP region is a header template, serial in code built without
+  // OpenMP. Threads made later inherit the calling thread's setting.
+#ifdef _OPENMP
+#pragma omp parallel num_threads(at::get_num_threads())
+  { at::globalContext().setFlushDenormal(on); }
+#endif
+  return ok;
 }
 
 }  // namespace etb::replay

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "replayer/replayer.h"
 
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <malloc.h>
@@ -11,6 +13,7 @@
 
 #include "core/base/error.h"
 #include "core/trace_io.h"
+#include "replayer/threads.h"
 #include "tests/test_util.h"
 #include "tests/replayer/replay_helpers.h"
 #include "tests/replayer/trace_builder.h"
@@ -141,6 +144,21 @@ TEST(Replayer, RejectsBadIndexDistribution) {
   EXPECT_THROW(parseIndexDist("zipf:"), InputError);
   EXPECT_THROW(parseIndexDist("normal"), InputError);
   EXPECT_DOUBLE_EQ(parseIndexDist("zipf:1.5"), 1.5);
+}
+
+// With denormals flushed, an op over denormal inputs computes zeros on every
+// intra-op thread (a tensor large enough that ATen splits it over two);
+// kept, the same op returns them. Catches the flush set on the calling
+// thread alone (the other thread's half non-zero) or not at all.
+TEST(Replayer, DenormalsAreFlushedOnEveryIntraOpThread) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  const at::Tensor tiny = at::full({1 << 20}, 1e-39f);  // below FLT_MIN (1.18e-38)
+  ASSERT_TRUE(setFlushDenormal(true)) << "this CPU cannot flush denormals";
+  EXPECT_EQ(at::mul(tiny, 1.0).count_nonzero().item<int64_t>(), 0);
+  setFlushDenormal(false);
+  EXPECT_EQ(at::mul(tiny, 1.0).count_nonzero().item<int64_t>(), tiny.numel());
+  at::set_num_threads(threads);
 }
 
 }  // namespace
