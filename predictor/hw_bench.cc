@@ -90,6 +90,24 @@ const int64_t kConvShapes[][6] = {
     {16, 32, 56, 64, 3, 2}, {16, 64, 28, 128, 3, 2}, {16, 128, 14, 256, 3, 2},
 };
 
+// (n, c, hw, oc, k, stride, groups): the small, pointwise, depthwise and
+// grouped layers of mobile and ResNeXt-style networks. A depthwise 3x3 or a
+// 1x1 layer on a small map runs at a fraction of a dense layer's rate (a
+// 1x1 of 16 -> 32 channels on 8 x 16 x 16 took 94 us, 22 GFLOP/s, on a
+// 2-vCPU VM), and squeeze-excite layers are 1x1 on a 1 x 1 map: with the
+// dense grid alone MobileNet's convolutions were predicted at 0.3x.
+const int64_t kMobileConvShapes[][7] = {
+    {8, 32, 32, 32, 3, 1, 32},   {8, 32, 32, 32, 3, 2, 32},  {8, 128, 8, 128, 3, 1, 128},
+    {8, 128, 8, 128, 3, 2, 128}, {32, 64, 16, 64, 3, 1, 64}, {8, 64, 16, 64, 5, 1, 64},
+    {8, 16, 16, 32, 1, 1, 1},    {8, 64, 8, 64, 1, 1, 1},    {8, 128, 4, 256, 1, 1, 1},
+    {32, 32, 32, 64, 1, 1, 1},   {8, 64, 1, 16, 1, 1, 1},    {8, 16, 1, 64, 1, 1, 1},
+    {8, 16, 16, 16, 3, 1, 1},    {8, 128, 14, 128, 3, 1, 32}, {8, 64, 28, 64, 3, 1, 8},
+    // Batch 2 on 2 x 2 to 8 x 8 maps: a call's fixed cost (a depthwise 3x3
+    // takes 33 us whatever its size below that) is all there is.
+    {2, 32, 8, 32, 3, 1, 32},    {2, 96, 2, 96, 3, 1, 96},   {2, 32, 8, 32, 1, 1, 1},
+    {2, 96, 2, 96, 1, 1, 1},     {2, 3, 64, 32, 3, 2, 1},
+};
+
 double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor& w,
                       const at::Tensor& gy, bool input_half, const ProfileOptions& o) {
   const c10::OperatorHandle bwd =
@@ -115,15 +133,16 @@ const int64_t kGpuConvShapes[][6] = {
 };
 
 void measureConv(const ProfileOptions& o, HwProfile& hw) {
-  std::vector<std::array<int64_t, 6>> shapes;
-  for (const auto& s : kConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5]});
+  std::vector<std::array<int64_t, 7>> shapes;
+  for (const auto& s : kConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5], 1});
+  for (const auto& s : kMobileConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5], s[6]});
   if (onGpu(o)) {
-    for (const auto& s : kGpuConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5]});
+    for (const auto& s : kGpuConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5], 1});
   }
   for (const auto& s : shapes) {
-    ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], 1, 0, 0, 0};
+    ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], s[6], 0, 0, 0};
     const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o));
-    const at::Tensor w = at::randn({c.oc, c.c, c.kh, c.kw}, tensorsOn(o));
+    const at::Tensor w = at::randn({c.oc, c.c / c.groups, c.kh, c.kw}, tensorsOn(o));
     const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
     const std::vector<int64_t> opad{0, 0};
     c.fwd_us = timeOp("aten::convolution", "",
@@ -182,6 +201,7 @@ void timedSection(HwProfile& hw, const std::string& name, const std::function<vo
 void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   at::manual_seed(1234);
   resetStallTally();
+  resetCallCold();
   using Part = void (*)(const ProfileOptions&, HwProfile&);
   const auto run = [&](const char* name, Part part) { timedSection(hw, name, [&] { part(o, hw); }); };
   // On a GPU the replay step is host work (et_replay's own, around
@@ -217,6 +237,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
     hw.stall_share = 0;  // device time: the host's preemptions are not in it
     return;
   }
+  hw.call_cold_us = callColdUs();
   hw.stall_share = std::min(stallShare(), 0.9);
   // The share is the machine's state while profiling; a busy machine makes
   // every prediction slower by 1 / (1 - share), which is right only for

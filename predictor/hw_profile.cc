@@ -231,6 +231,7 @@ std::string profileToJson(const HwProfile& hw) {
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;
+  j["call_cold_us"] = hw.call_cold_us;
   json cold = json::array();
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
@@ -286,6 +287,10 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
   hw.view_us = field<double>(j, "view_us", path, "profile");
   hw.replay_step_us = field<double>(j, "replay_step_us", path, "profile");
+  if (j.contains("call_cold_us")) {
+    hw.call_cold_us = field<double>(j, "call_cold_us", path, "profile");
+    if (hw.call_cold_us < 0) ETB_INPUT_ERROR(SourceLoc{path}, "call_cold_us ", hw.call_cold_us, " is negative");
+  }
   if (j.contains("launch_scale")) {
     hw.launch_scale = field<double>(j, "launch_scale", path, "profile");
     if (hw.launch_scale < 1) ETB_INPUT_ERROR(SourceLoc{path}, "launch_scale ", hw.launch_scale, " is below 1");

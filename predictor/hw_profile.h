@@ -133,6 +133,15 @@ struct HwProfile {
   // stack, clock stamps, releases, and a different kernel each call):
   // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
   double replay_step_us = 0;
+  // CPU profiles: what a replayed call costs beyond its curve and the step
+  // when the op before it was of another kind: the median over the
+  // profile's short ops of a call right after a round of sixteen other
+  // kinds (a GEMM, reductions, softmax, a loss, a convolution, indexing,
+  // ...) less its hot-loop call (timing.h, callColdUs). The replay-step
+  // chain's six elementwise kinds share their code and left it out: small
+  // models (MobileNet, a seq2seq, a GNN; 0.7-10 ms steps) missed 1-2 us on
+  // every memory-bound op. 0 in older profiles.
+  double call_cold_us = 0;
   // GPU profiles: a replayed call's host time over its hot-loop launch
   // (launch_us), fitted with replay_step_us to replayed chains of kernels
   // and of views (hw_bench_replay.cc); 1 elsewhere.

@@ -17,8 +17,8 @@ double lg(double x) { return std::log2(std::max(x, 1.0)); }
 // log(FLOPs per microsecond) of a measured GEMM / conv.
 double logRate(double flops, double us) { return std::log(flops / std::max(us, 1e-3)); }
 
-std::array<double, 5> convFeatures(const ConvShape& s) {
-  return {lg(s.batch), lg(s.m / s.batch), lg(s.n), lg(s.k), lg(s.stride)};
+std::array<double, 6> convFeatures(const ConvShape& s) {
+  return {lg(s.batch), lg(s.m / s.batch), lg(s.n), lg(s.k), lg(s.stride), lg(s.groups)};
 }
 
 const std::set<std::string> kGemm = {"mm", "addmm", "matmul", "linear", "_addmm_activation",
@@ -114,7 +114,7 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
   }
   for (const ConvPoint& c : hw.conv) {
     const ConvShape s = convShapeOf(c);
-    const std::array<double, 5> x = convFeatures(s);
+    const std::array<double, 6> x = convFeatures(s);
     conv_fwd_.push_back({x, logRate(s.flops(), c.fwd_us)});
     conv_bwd_in_.push_back({x, logRate(s.flops(), c.bwd_input_us)});
     conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
@@ -272,8 +272,8 @@ double OpModel::bmmUs(const GemmDims& d) const {
 double OpModel::convUs(const OpShapes& sh, bool backward) const {
   const ConvShape c = convShapeOf(sh, backward);
   if (!c.valid || conv_fwd_.empty()) return memoryUs("unary", sh.bytes());
-  const std::array<double, 5> x = convFeatures(c);
-  const auto at = [&](const std::vector<KnnPoint<5>>& pts) {
+  const std::array<double, 6> x = convFeatures(c);
+  const auto at = [&](const std::vector<KnnPoint<6>>& pts) {
     return c.flops() / std::exp(knnValue(pts, x));
   };
   if (!backward) return std::max(at(conv_fwd_), hw_.dispatch_us);

@@ -100,7 +100,7 @@ class OpModel {
   // Convolutions in (batch, output pixels, n, k, stride): a small feature
   // map or a strided window runs at another rate than a large, dense one of
   // the same implicit-GEMM shape.
-  std::vector<KnnPoint<5>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
+  std::vector<KnnPoint<6>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;

@@ -137,7 +137,7 @@ ConvShape convShapeOf(const ConvPoint& c) {
   const double ow = static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);
   return {true, static_cast<double>(c.n) * oh * ow, static_cast<double>(c.oc),
           static_cast<double>(c.c / c.groups * c.kh * c.kw), static_cast<double>(c.n),
-          static_cast<double>(c.stride)};
+          static_cast<double>(c.stride), static_cast<double>(std::max<int64_t>(c.groups, 1))};
 }
 
 ConvShape convShapeOf(const OpShapes& s, bool backward) {
@@ -151,6 +151,11 @@ ConvShape convShapeOf(const OpShapes& s, bool backward) {
   c.m = c.batch * product(y->shape, 2, y->shape.size());
   c.n = static_cast<double>(w->shape[0]);
   c.k = product(w->shape, 1, w->shape.size());
+  // groups: the input's channels over the weight's input channels per group
+  const TensorFacts* x = s.inputArg(backward ? 1 : 0);
+  if (x && x->shape.size() >= 2 && w->shape[1] > 0 && x->shape[1] % w->shape[1] == 0) {
+    c.groups = static_cast<double>(std::max<int64_t>(x->shape[1] / w->shape[1], 1));
+  }
   // stride: input 3 of convolution / conv2d, input 4 of convolution_backward
   const size_t at = backward ? 4 : 3;
   if (s.args.size() > at && s.args[at]->kind == trace::ValueKind::kList &&

@@ -51,6 +51,9 @@ struct ConvShape {
   double m = 0, n = 0, k = 0;
   double batch = 1;   // m = batch * output pixels
   double stride = 1;  // a strided convolution runs below a dense one's rate
+  // Grouped (depthwise: one group per channel) convolutions run far below a
+  // dense one's rate at the same FLOPs (k is then kh x kw per group).
+  double groups = 1;
   double flops() const { return 2 * m * n * k; }
 };
 // A reduction as [outer, reduced, inner] over its input's contiguous

@@ -290,8 +290,13 @@ class StepBuilder {
     // work around the call (hw_bench_replay.cc), measured in a replay that
     // paid them already.
     // And the caches the previous step's length cost it (HwProfile::cold_after).
+    // And, after an op of another kind, the call's own code and data out of
+    // the core's caches (HwProfile::call_cold_us).
+    const std::string kind = opKind(t_, t_.nodes[index]);
+    const double switched = kind != prev_kind_ ? hw_.call_cold_us : 0;
+    prev_kind_ = kind;
     out.us = step.us = (e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us +
-                       coldAfterUs(hw_.cold_after, prev_us_);
+                       coldAfterUs(hw_.cold_after, prev_us_) + switched;
     rp_.compute_us += out.us;
   }
 
@@ -413,7 +418,8 @@ class StepBuilder {
   std::vector<replay::comm::GroupSpec> groups_;
   std::map<std::string, int64_t> ordinal_;
   std::string profile_path_;
-  double prev_us_ = 0;  // the previous step's predicted time
+  double prev_us_ = 0;     // the previous step's predicted time
+  std::string prev_kind_;  // the previous CPU op's kind
   // GPU: the host's and the device's clocks since the iteration started,
   // collectives' transfers left out (runSchedule adds them).
   bool gpu_ = false;

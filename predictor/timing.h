@@ -46,6 +46,14 @@ std::vector<std::string> synchronisingOps();
 // replay's first call of a kind in an iteration costs, its code and data
 // gone from the host's caches (0 with none timed).
 double launchFirstScale();
+// Host timing: the median over the short ops timed by name (medianCallUs
+// with a name, under 200 us) of a call right after a round of sixteen other
+// kinds of ops less its hot-loop call: what a replayed CPU call costs
+// beyond its curve when the op before it was of another kind (its code and
+// the dispatcher's data for it out of the core's caches); 0 with none
+// timed. resetCallCold() forgets them (a new profile).
+double callColdUs();
+void resetCallCold();
 
 // A call at least this long is warmed up once and timed three times (a
 // gigabyte gradient zero-filled and faulted in takes seconds per call, and

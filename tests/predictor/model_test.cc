@@ -203,6 +203,7 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   hw.launch_us = {{"aten::mm", 7.5}, {"aten::convolution_backward:input", 21}};
   hw.launch_scale = 1.25;
   hw.launch_first_scale = 1.75;
+  hw.call_cold_us = 0.5;
   hw.sync_latency_us = 6;
   hw.synchronising_ops = {"aten::_embedding_bag_backward"};
   hw.identity.device_model = "NVIDIA H100 80GB HBM3";
@@ -212,6 +213,7 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   EXPECT_EQ(back.launch_us, hw.launch_us);
   EXPECT_DOUBLE_EQ(back.launch_scale, 1.25);
   EXPECT_DOUBLE_EQ(back.launch_first_scale, 1.75);
+  EXPECT_DOUBLE_EQ(back.call_cold_us, 0.5);
   EXPECT_DOUBLE_EQ(back.sync_latency_us, 6);
   EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "cpu.json").launch_us.empty());
   std::string text = profileToJson(hw);
@@ -270,6 +272,34 @@ TEST(OpModel, AStridedConvolutionReadsTheStridedMeasurement) {
        {x, w, trace::makeNone(b.trace()), ints(2), ints(1), ints(1), trace::makeInt(b.trace(), 1)}, {y});
   const trace::Trace t = b.finish();
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 300.0, 1e-6);
+}
+
+// A grouped convolution reads the grouped measurement, not a dense one
+// with the same implicit GEMM: the query (2 x 256 x 8 x 8 -> 256, 3x3, 8
+// groups: k = 32 x 9 = 288) has every feature but the groups of a dense
+// point (2 x 32 x 8 x 8 -> 256, k 288, 100 us) and one feature from a
+// grouped point at batch 4 (8 groups, 50 us for twice the FLOPs). The
+// neighbours weigh 1 / distance^2 in log2 features (grouped 1, dense 1/9),
+// over log rates: 25^0.9 x 100^0.1 = 28.7 us. Catches the groups left out
+// of the features (the dense point matches exactly: 100 us).
+TEST(OpModel, AGroupedConvolutionReadsTheGroupedMeasurement) {
+  HwProfile hw = handProfile();
+  hw.conv = {{2, 32, 8, 8, 256, 3, 3, 1, 1, 100.0, 100.0, 100.0},
+             {4, 256, 8, 8, 256, 3, 3, 1, 8, 50.0, 50.0, 50.0}};
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const auto x = b.tensor({2, 256, 8, 8}), w = b.tensor({256, 32, 3, 3}), y = b.tensor({2, 256, 8, 8});
+  const auto ints = [&](int64_t v) {
+    trace::Value l;
+    l.kind = trace::ValueKind::kList;
+    l.items = {trace::makeInt(b.trace(), v), trace::makeInt(b.trace(), v)};
+    return l;
+  };
+  b.op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
+       "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
+       {x, w, trace::makeNone(b.trace()), ints(1), ints(1), ints(1), trace::makeInt(b.trace(), 8)}, {y});
+  const trace::Trace t = b.finish();
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::pow(25.0, 0.9) * std::pow(100.0, 0.1), 1e-6);
 }
 
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {

@@ -232,6 +232,30 @@ TEST(Predictor, OnAGpuLaunchesScaleAndHostReadsWaitTheSyncLatency) {
   EXPECT_NEAR(p.iter_ms, (84 + d) / 1e3, 1e-9);
 }
 
+// On a CPU a call after an op of another kind pays the profile's cold call:
+// relu, relu, mm, relu with call_cold_us 3: the first relu, the mm and the
+// last relu pay it, the second relu (after a relu) does not: 44 + 3 x 3.
+// Catches it paid by every op (+12) or by none (44), or keyed by node
+// rather than by kind (+12).
+TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
+  TraceBuilder b;
+  const auto r = b.tensor({500}), o1 = b.tensor({500}), o2 = b.tensor({500}), o3 = b.tensor({500});
+  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
+  b.op("aten::relu(Tensor self) -> Tensor", {r}, {o1});
+  b.op("aten::relu(Tensor self) -> Tensor", {o1}, {o2});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
+  b.op("aten::relu(Tensor self) -> Tensor", {o2}, {o3});
+  const trace::Trace t = b.finish();
+  const Prediction base = predictIteration({&t}, smallProfile(), {});
+  HwProfile hw = smallProfile();
+  hw.call_cold_us = 3;
+  const Prediction p = predictIteration({&t}, hw, {});
+  ASSERT_EQ(p.ranks[0].ops.size(), 4u);
+  EXPECT_NEAR(p.iter_ms - base.iter_ms, 9 / 1e3, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[1].us, base.ranks[0].ops[1].us, 1e-9);
+  EXPECT_NEAR(p.ranks[0].ops[2].us, base.ranks[0].ops[2].us + 3, 1e-9);
+}
+
 // A kind's first call in the iteration launches at the profile's first-call
 // scale, its later calls at the launch scale: relu, relu, mm, relu at 3x
 // and 1.5x launch 6 x 3 + 1, 6 x 1.5 + 1, 10 x 3 + 1, 6 x 1.5 + 1. Catches
