@@ -102,6 +102,7 @@ DeviceClock& deviceClock() {
 // Host timing: each short op's call after a round of other kinds less its
 // hot call, by name (callColdUs).
 struct HostCold {
+  bool probing = false;  // between resetCallCold() and callColdUs()
   std::map<std::string, double> extra_us;
   std::unique_ptr<OtherKinds> others;
 };
@@ -241,7 +242,7 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
   // name (its first size): what a replay's call costs beyond the hot loop's
   // when the op before it was another kind. Not in the stall tally.
   HostCold& hc = hostCold();
-  if (!name.empty() && median < kColdProbeMaxUs && !hc.extra_us.count(name)) {
+  if (hc.probing && !name.empty() && median < kColdProbeMaxUs && !hc.extra_us.count(name)) {
     if (!hc.others) hc.others = std::make_unique<OtherKinds>(at::Device(at::kCPU));
     std::vector<double> cold;
     for (int i = 0; i < 7; ++i) {
@@ -256,10 +257,14 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
 double callColdUs() {
   std::vector<double> extra;
   for (const auto& [name, us] : hostCold().extra_us) extra.push_back(us);
+  hostCold() = {};  // its tensors go before libtorch's statics do
   return extra.empty() ? 0 : std::max(0.0, medianOf(extra));
 }
 
-void resetCallCold() { hostCold() = {}; }
+void resetCallCold() {
+  hostCold() = {};
+  hostCold().probing = true;
+}
 
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,
                   bool quick, double long_call_us) {

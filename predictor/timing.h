@@ -51,7 +51,8 @@ double launchFirstScale();
 // kinds of ops less its hot-loop call: what a replayed CPU call costs
 // beyond its curve when the op before it was of another kind (its code and
 // the dispatcher's data for it out of the core's caches); 0 with none
-// timed. resetCallCold() forgets them (a new profile).
+// timed. resetCallCold() starts probing (a new profile) and callColdUs()
+// ends it.
 double callColdUs();
 void resetCallCold();
 
