@@ -252,15 +252,12 @@ TEST(HwProfile, AnotherPassKeepsEachComputePointsFasterTime) {
   EXPECT_EQ(kept.bandwidth["unary"][0].us, 2.0);
 }
 
-TEST(OpModel, AStridedConvolutionReadsTheStridedMeasurement) {
-  HwProfile hw = handProfile();
-  // Same implicit GEMM (2 x 16 x 16 output pixels, 16 x 72) two ways: a
-  // dense 16x16 map and a stride-2 32x32 one, measured at 100 and 300 us.
-  hw.conv = {{2, 8, 16, 16, 16, 3, 3, 1, 1, 100.0, 100.0, 100.0},
-             {2, 8, 32, 32, 16, 3, 3, 2, 1, 300.0, 300.0, 300.0}};
-  const OpModel model(hw, "uniform");
+// One aten::conv2d of `x` by `w` into `y` (3x3, padding 1) with `stride`
+// and `groups`: node 2 of the trace.
+trace::Trace conv2dTrace(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                         const std::vector<int64_t>& y, int64_t stride, int64_t groups) {
   TraceBuilder b;
-  const auto x = b.tensor({2, 8, 32, 32}), w = b.tensor({16, 8, 3, 3}), y = b.tensor({2, 16, 16, 16});
+  const auto xt = b.tensor(x), wt = b.tensor(w), yt = b.tensor(y);
   const auto ints = [&](int64_t v) {
     trace::Value l;
     l.kind = trace::ValueKind::kList;
@@ -269,8 +266,19 @@ TEST(OpModel, AStridedConvolutionReadsTheStridedMeasurement) {
   };
   b.op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
        "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
-       {x, w, trace::makeNone(b.trace()), ints(2), ints(1), ints(1), trace::makeInt(b.trace(), 1)}, {y});
-  const trace::Trace t = b.finish();
+       {xt, wt, trace::makeNone(b.trace()), ints(stride), ints(1), ints(1), trace::makeInt(b.trace(), groups)},
+       {yt});
+  return b.finish();
+}
+
+TEST(OpModel, AStridedConvolutionReadsTheStridedMeasurement) {
+  HwProfile hw = handProfile();
+  // Same implicit GEMM (2 x 16 x 16 output pixels, 16 x 72) two ways: a
+  // dense 16x16 map and a stride-2 32x32 one, measured at 100 and 300 us.
+  hw.conv = {{2, 8, 16, 16, 16, 3, 3, 1, 1, 100.0, 100.0, 100.0},
+             {2, 8, 32, 32, 16, 3, 3, 2, 1, 300.0, 300.0, 300.0}};
+  const OpModel model(hw, "uniform");
+  const trace::Trace t = conv2dTrace({2, 8, 32, 32}, {16, 8, 3, 3}, {2, 16, 16, 16}, 2, 1);
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 300.0, 1e-6);
 }
 
@@ -287,18 +295,7 @@ TEST(OpModel, AGroupedConvolutionReadsTheGroupedMeasurement) {
   hw.conv = {{2, 32, 8, 8, 256, 3, 3, 1, 1, 100.0, 100.0, 100.0},
              {4, 256, 8, 8, 256, 3, 3, 1, 8, 50.0, 50.0, 50.0}};
   const OpModel model(hw, "uniform");
-  TraceBuilder b;
-  const auto x = b.tensor({2, 256, 8, 8}), w = b.tensor({256, 32, 3, 3}), y = b.tensor({2, 256, 8, 8});
-  const auto ints = [&](int64_t v) {
-    trace::Value l;
-    l.kind = trace::ValueKind::kList;
-    l.items = {trace::makeInt(b.trace(), v), trace::makeInt(b.trace(), v)};
-    return l;
-  };
-  b.op("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, "
-       "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
-       {x, w, trace::makeNone(b.trace()), ints(1), ints(1), ints(1), trace::makeInt(b.trace(), 8)}, {y});
-  const trace::Trace t = b.finish();
+  const trace::Trace t = conv2dTrace({2, 256, 8, 8}, {256, 32, 3, 3}, {2, 256, 8, 8}, 1, 8);
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::pow(25.0, 0.9) * std::pow(100.0, 0.1), 1e-6);
 }
 

@@ -232,12 +232,8 @@ TEST(Predictor, OnAGpuLaunchesScaleAndHostReadsWaitTheSyncLatency) {
   EXPECT_NEAR(p.iter_ms, (84 + d) / 1e3, 1e-9);
 }
 
-// On a CPU a call after an op of another kind pays the profile's cold call:
-// relu, relu, mm, relu with call_cold_us 3: the first relu, the mm and the
-// last relu pay it, the second relu (after a relu) does not: 44 + 3 x 3.
-// Catches it paid by every op (+12) or by none (44), or keyed by node
-// rather than by kind (+12).
-TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
+// relu, relu, mm, relu: a kind called twice in a row, another between.
+trace::Trace reluReluMmRelu() {
   TraceBuilder b;
   const auto r = b.tensor({500}), o1 = b.tensor({500}), o2 = b.tensor({500}), o3 = b.tensor({500});
   const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
@@ -245,7 +241,16 @@ TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
   b.op("aten::relu(Tensor self) -> Tensor", {o1}, {o2});
   b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
   b.op("aten::relu(Tensor self) -> Tensor", {o2}, {o3});
-  const trace::Trace t = b.finish();
+  return b.finish();
+}
+
+// On a CPU a call after an op of another kind pays the profile's cold call:
+// relu, relu, mm, relu with call_cold_us 3: the first relu, the mm and the
+// last relu pay it, the second relu (after a relu) does not: 44 + 3 x 3.
+// Catches it paid by every op (+12) or by none (44), or keyed by node
+// rather than by kind (+12).
+TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
+  const trace::Trace t = reluReluMmRelu();
   const Prediction base = predictIteration({&t}, smallProfile(), {});
   HwProfile hw = smallProfile();
   hw.call_cold_us = 3;
@@ -262,14 +267,7 @@ TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
 // the first scale on every call (19 for the second relu), on none (10 for
 // the first), or kept per op rather than per kind (19 for the last relu).
 TEST(Predictor, OnAGpuAKindsFirstCallInTheIterationLaunchesColder) {
-  TraceBuilder b;
-  const auto r = b.tensor({500}), o1 = b.tensor({500}), o2 = b.tensor({500}), o3 = b.tensor({500});
-  const auto a = b.tensor({64, 128}), w = b.tensor({128, 32}), y = b.tensor({64, 32});
-  b.op("aten::relu(Tensor self) -> Tensor", {r}, {o1});
-  b.op("aten::relu(Tensor self) -> Tensor", {o1}, {o2});
-  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {a, w}, {y});
-  b.op("aten::relu(Tensor self) -> Tensor", {o2}, {o3});
-  const trace::Trace t = b.finish();
+  const trace::Trace t = reluReluMmRelu();
   HwProfile hw = gpuProfile();
   hw.launch_scale = 1.5;
   hw.launch_first_scale = 3;
