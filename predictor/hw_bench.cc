@@ -224,6 +224,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
     run("retention", detail::measureRetention);
   }
   run("memory_bound", detail::measureMemoryBound);
+  if (!onGpu(o)) run("first_touch", detail::measureFirstTouchAgain);
   run("pooling", detail::measurePooling);
   if (!o.quick) run("gemm_conv_again", measureComputeAgain);
   run("embedding_bag", detail::measureEmbedding);
@@ -237,6 +238,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
     hw.stall_share = 0;  // device time: the host's preemptions are not in it
     return;
   }
+  run("first_touch", detail::measureFirstTouchAgain);
   hw.call_cold_us = callColdUs();
   hw.stall_share = std::min(stallShare(), 0.9);
   // The share is the machine's state while profiling; a busy machine makes

@@ -62,6 +62,9 @@ namespace detail {
 void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
 void measurePooling(const ProfileOptions& options, HwProfile& profile);
 void measureFirstTouch(const ProfileOptions& options, HwProfile& profile);
+// The first-touch cost measured once more; the profile keeps the median of
+// all its measurements (after measureFirstTouch).
+void measureFirstTouchAgain(const ProfileOptions& options, HwProfile& profile);
 void measureRetention(const ProfileOptions& options, HwProfile& profile);  // after the cache sizes
 void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
