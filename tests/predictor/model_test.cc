@@ -315,6 +315,30 @@ TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
   EXPECT_DOUBLE_EQ(model.estimate(t, t.nodes[3]).us, 0.5);
 }
 
+// zero_ reads the fill curve over the bytes it writes, and its cold side
+// for gradients zeroed an iteration after they were written: a [1000]
+// float zero_ (4000 bytes) at 3 us warm; all inputs cold add the cold
+// curve's rise over the warm one beyond the smallest size's gap: (23 - 3)
+// - (11 - 1) = 10. A profile whose fill curve has no cold side keeps half
+// the unary kernel over twice the bytes: 4 x sqrt(2) / 2. Catches the
+// unary rule kept (2.83 warm), or the cold side left out (3 cold).
+TEST(OpModel, ZeroFillReadsTheFillCurveWarmAndCold) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["fill"] = {{1000, 1}, {4000, 3}, {16000, 9}};
+  hw.bandwidth["fill@cold"] = {{1000, 11}, {4000, 23}, {16000, 59}};
+  TraceBuilder b;
+  const auto g = b.tensor({1000});
+  b.op("aten::zero_(Tensor(a!) self) -> Tensor(a!)", {g}, {g});
+  const trace::Trace t = b.finish();
+  const OpModel model(hw, "uniform");
+  EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:fill");
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 3.0, 1e-9);
+  EXPECT_NEAR(model.estimate(t, t.nodes[2], 1.0).us, 13.0, 1e-9);
+  hw.bandwidth.erase("fill@cold");
+  const OpModel older(hw, "uniform");
+  EXPECT_NEAR(older.estimate(t, t.nodes[2]).us, 4 * std::sqrt(2.0) / 2, 1e-9);
+}
+
 // Batch norm reads its own measured curve (per-channel statistics), not
 // layer norm's; a profile without it falls back to the norm curve.
 TEST(OpModel, BatchNormReadsItsOwnCurveWhenMeasured) {
