@@ -378,8 +378,8 @@ void measureFirstTouchAgain(const ProfileOptions& o, HwProfile& hw) {
 
 void measureFirstTouch(const ProfileOptions& o, HwProfile& hw) {
   hw.memory.page_bytes = static_cast<double>(sysconf(_SC_PAGESIZE));
-  firstTouchSamples() = {firstTouchUsPerPage(o)};
-  hw.memory.fault_us_per_page = firstTouchSamples().front();
+  firstTouchSamples().clear();
+  measureFirstTouchAgain(o, hw);
   // The highest level sysfs lists may be L2 (then no L3 term), so L2 is
   // asked for by number and the largest level's size taken as the LLC.
   const CacheSizes c = pickCacheSizes({sysfsCacheBytes(2), sysfsCacheBytes(0), ""},

@@ -171,13 +171,12 @@ double deviceMedianCallUs(const std::function<void()>& fn, bool quick, const std
   // shape), waiting for the device between rounds so that no queue fills.
   DeviceClock& clock = deviceClock();
   if (!name.empty() && !synchronising && clock.others && !clock.first_ratio.count(name)) {
-    std::vector<double> first;
-    for (int i = 0; i < 5; ++i) {
-      clock.others->run();
-      first.push_back(callUs(fn));
+    const double first = coldCallUs(fn, [&] {
       sync.synchronize();
-    }
-    clock.first_ratio[name] = medianOf(first) / std::max(medianOf(host), 1e-3);
+      clock.others->run();
+    }, quick);
+    sync.synchronize();
+    clock.first_ratio[name] = first / std::max(medianOf(host), 1e-3);
   }
   const double median = tallied(device);
   // One call on an idle device, launched and waited for: the launch, the
@@ -244,12 +243,7 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
   HostCold& hc = hostCold();
   if (hc.probing && !name.empty() && median < kColdProbeMaxUs && !hc.extra_us.count(name)) {
     if (!hc.others) hc.others = std::make_unique<OtherKinds>(at::Device(at::kCPU));
-    std::vector<double> cold;
-    for (int i = 0; i < 7; ++i) {
-      hc.others->run();
-      cold.push_back(callUs(fn));
-    }
-    hc.extra_us[name] = medianOf(cold) - median;
+    hc.extra_us[name] = coldCallUs(fn, [&] { hc.others->run(); }, quick) - median;
   }
   return median;
 }
