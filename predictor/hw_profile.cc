@@ -236,6 +236,14 @@ std::string profileToJson(const HwProfile& hw) {
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
   j["stall_share"] = hw.stall_share;
+  if (hw.speed_guard.measurements > 0) {
+    j["speed_guard"] = {{"measurements", hw.speed_guard.measurements},
+                        {"probe_us", hw.speed_guard.probe_us},
+                        {"retried_share", hw.speed_guard.retried_share},
+                        {"kept_disturbed_share", hw.speed_guard.kept_disturbed_share},
+                        {"slowdown", hw.speed_guard.slowdown},
+                        {"retry_s", hw.speed_guard.retry_s}};
+  }
   if (hw.gpu()) {
     j["launch_us"] = hw.launch_us;
     j["launch_scale"] = hw.launch_scale;
@@ -322,6 +330,18 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     hw.stall_share = field<double>(j, "stall_share", path, "profile");
     if (hw.stall_share < 0 || hw.stall_share >= 1) {
       ETB_INPUT_ERROR(SourceLoc{path}, "stall_share ", hw.stall_share, " is not within [0, 1)");
+    }
+  }
+  if (j.contains("speed_guard")) {
+    const json& g = j["speed_guard"];
+    hw.speed_guard.measurements = field<int>(g, "measurements", path, "speed_guard");
+    hw.speed_guard.probe_us = field<double>(g, "probe_us", path, "speed_guard");
+    hw.speed_guard.retried_share = field<double>(g, "retried_share", path, "speed_guard");
+    hw.speed_guard.kept_disturbed_share = field<double>(g, "kept_disturbed_share", path, "speed_guard");
+    hw.speed_guard.slowdown = field<double>(g, "slowdown", path, "speed_guard");
+    hw.speed_guard.retry_s = field<double>(g, "retry_s", path, "speed_guard");
+    if (hw.speed_guard.slowdown < 1) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "speed_guard.slowdown ", hw.speed_guard.slowdown, " is below 1");
     }
   }
   if (j.contains("launch_us")) {

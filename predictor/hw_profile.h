@@ -179,6 +179,15 @@ struct HwProfile {
   // a sum of calls and pays the slow ones too, so the predictor divides its
   // op times by 1 - stall_share. 0 in profiles measured before it.
   double stall_share = 0;
+  // How the machine's speed held up while profiling (timing.h,
+  // SpeedGuardScope): the reference probe's fastest time, the share of
+  // measurements taken again because the machine slowed under them, the
+  // share still slowed in every try, and the first tries' mean slowdown.
+  // CPU profiles; all 0 (slowdown 1) in older ones and GPU ones.
+  struct SpeedGuardFacts {
+    int measurements = 0;
+    double probe_us = 0, retried_share = 0, kept_disturbed_share = 0, slowdown = 1, retry_s = 0;
+  } speed_guard;
   // A GPU profile's host side: the median host microseconds one call of
   // each op it timed takes to launch (by op name, "aten::mm"; the two halves
   // of convolution_backward as "aten::convolution_backward:input" and

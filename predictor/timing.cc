@@ -223,19 +223,141 @@ std::map<std::string, double> launchHostUs() {
   return out;
 }
 
+namespace {
+class SpeedGuard {
+ public:
+  SpeedGuard(double retry_budget, std::function<void()> reference) : budget_(retry_budget) {
+    if (reference) {
+      reference_ = std::move(reference);
+    } else {
+      const at::Tensor a = at::rand({64, 64}), b = at::rand({64, 64});
+      at::Tensor c = at::empty({64, 64});
+      reference_ = [a, b, c]() mutable {
+        for (int i = 0; i < 4; ++i) at::mm_out(c, a, b);
+      };
+    }
+    // The fastest probe over a third of a second, probes 5 ms apart: a
+    // disturbed spell rarely covers all of it, and later probes lower it.
+    const double until = replay::nowUs() + 3e5;
+    while (replay::nowUs() < until) {
+      probe();
+      const double next = replay::nowUs() + 5e3;
+      while (replay::nowUs() < next) {
+      }
+    }
+  }
+  std::vector<double> run(const std::function<std::vector<double>()>& measure) {
+    if (busy_) return measure();
+    busy_ = true;
+    std::vector<double> kept;
+    double kept_ratio = 0;
+    for (int attempt = 0; attempt <= kGuardRetries; ++attempt) {
+      const double t0 = replay::nowUs();
+      try_slowest_ = 0;
+      const double before = probe();
+      std::vector<double> s = measure();
+      const double after = probe(), ratio = try_slowest_ / fastest_;
+      if (attempt == 0) {
+        first_probe_us_ += before + after;
+        first_probes_ += 2;
+      }
+      if (attempt == 0 || ratio < kept_ratio) {
+        kept = std::move(s);
+        kept_ratio = ratio;
+      }
+      (attempt == 0 ? first_us_ : retry_us_) += replay::nowUs() - t0;
+      if (kept_ratio <= kDisturbedRatio || retry_us_ > budget_ * first_us_ + kGuardAllowanceUs) break;
+      if (attempt == 0) ++retried_;
+      // A spell lasts from a tenth of a second to seconds: each try waits
+      // twice as long as the one before for it to end.
+      const double t1 = replay::nowUs(), until = t1 + kGuardPauseUs * (1 << attempt);
+      while (replay::nowUs() < until) {
+      }
+      retry_us_ += replay::nowUs() - t1;
+    }
+    ++measurements_;
+    if (kept_ratio > kDisturbedRatio) ++kept_disturbed_;
+    busy_ = false;
+    return kept;
+  }
+  // A probe between a try's samples: a spell in the middle of a long
+  // measurement slows the try too.
+  void checkpoint() {
+    if (busy_) probe();
+  }
+  SpeedGuardStats stats() const {
+    SpeedGuardStats s;
+    s.measurements = measurements_;
+    s.probe_us = fastest_;
+    if (measurements_ > 0) {
+      s.retried_share = static_cast<double>(retried_) / measurements_;
+      s.kept_disturbed_share = static_cast<double>(kept_disturbed_) / measurements_;
+    }
+    if (first_probes_ > 0) s.slowdown = first_probe_us_ / first_probes_ / fastest_;
+    s.first_s = first_us_ * 1e-6;
+    s.retry_s = retry_us_ * 1e-6;
+    return s;
+  }
+
+ private:
+  // The reference, the faster of two rounds (an interrupt is not a spell).
+  double probe() {
+    double best = 0;
+    for (int round = 0; round < 2; ++round) {
+      const double t0 = replay::nowUs();
+      reference_();
+      const double us = replay::nowUs() - t0;
+      if (round == 0 || us < best) best = us;
+    }
+    if (fastest_ == 0 || best < fastest_) fastest_ = best;
+    try_slowest_ = std::max(try_slowest_, best);
+    return best;
+  }
+
+  std::function<void()> reference_;
+  const double budget_;
+  double fastest_ = 0, try_slowest_ = 0, first_probe_us_ = 0, first_us_ = 0, retry_us_ = 0;
+  int first_probes_ = 0, measurements_ = 0, retried_ = 0, kept_disturbed_ = 0;
+  bool busy_ = false;
+};
+std::unique_ptr<SpeedGuard>& speedGuard() {
+  static std::unique_ptr<SpeedGuard> g;
+  return g;
+}
+}  // namespace
+
+SpeedGuardScope::SpeedGuardScope(double retry_budget, std::function<void()> reference) {
+  speedGuard() = std::make_unique<SpeedGuard>(retry_budget, std::move(reference));
+}
+SpeedGuardScope::~SpeedGuardScope() { speedGuard().reset(); }
+
+SpeedGuardStats speedGuardStats() { return speedGuard() ? speedGuard()->stats() : SpeedGuardStats{}; }
+
+std::vector<double> guardedSamples(const std::function<std::vector<double>()>& measure) {
+  return speedGuard() ? speedGuard()->run(measure) : measure();
+}
+
+void speedGuardCheckpoint() {
+  if (speedGuard()) speedGuard()->checkpoint();
+}
+
 double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us,
                     const std::string& name) {
   if (!deviceClock().device.empty()) return deviceMedianCallUs(fn, quick, name);
-  const bool long_call = callUs(fn) >= long_call_us;
-  if (!long_call) fn();
-  const size_t min_samples = long_call ? 3 : 5;
-  const double budget_us = quick ? 4e3 : 25e3;
-  std::vector<double> samples;
-  const double start = replay::nowUs();
-  while (samples.size() < min_samples ||
-         (replay::nowUs() - start < budget_us && samples.size() < 2000)) {
-    samples.push_back(callUs(fn));
-  }
+  const std::vector<double> samples = guardedSamples([&] {
+    const double first = callUs(fn);
+    const bool long_call = first >= long_call_us;
+    if (!long_call) fn();
+    const size_t min_samples = long_call ? 3 : 5;
+    const double budget_us = quick ? 4e3 : 25e3;
+    std::vector<double> s;
+    const double start = replay::nowUs();
+    while (s.size() < min_samples || (replay::nowUs() - start < budget_us && s.size() < 2000)) {
+      if (first >= kCheckpointCallUs) speedGuardCheckpoint();
+      s.push_back(callUs(fn));
+    }
+    return s;
+  });
   const double median = tallied(samples);
   // A short call once more right after a round of other kinds, once per
   // name (its first size): what a replay's call costs beyond the hot loop's
@@ -262,13 +384,16 @@ void resetCallCold() {
 
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,
                   bool quick, double long_call_us) {
-  const bool long_call = callUs(fn) >= long_call_us;
-  std::vector<double> samples;
-  for (int i = 0; i < (long_call ? 3 : quick ? 5 : 15); ++i) {
-    flush();
-    samples.push_back(callUs(fn));
-  }
-  return medianOf(samples);
+  return medianOf(guardedSamples([&] {
+    const bool long_call = callUs(fn) >= long_call_us;
+    std::vector<double> samples;
+    for (int i = 0; i < (long_call ? 3 : quick ? 5 : 15); ++i) {
+      speedGuardCheckpoint();
+      flush();
+      samples.push_back(callUs(fn));
+    }
+    return samples;
+  }));
 }
 
 double medianOf(std::vector<double> xs) {

@@ -67,6 +67,48 @@ inline constexpr double kLongCallUs = 1e6;
 double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us = kLongCallUs,
                     const std::string& name = "");
 
+// A shared machine slows down under a measurement: on a 2-vCPU VM another
+// tenant slowed compute 1.5-1.9x for 0.1 s to seconds at a time, 30-40% of
+// the time on a busy morning (a 256x1024x1024 mm: 16.7 ms, 27-32 disturbed),
+// and a GEMM sweep measured through such spells predicted an MLP 65% slow.
+// While a SpeedGuardScope lives, every medianCallUs and coldCallUs
+// measurement is bracketed by a reference probe (`reference`, by default four
+// 64x64 mm's in L1, ~75 us, the faster of two rounds;
+// long ones are probed between their calls too); one whose probes ran over
+// kDisturbedRatio of the fastest probe seen is measured again after a pause
+// (kGuardPauseUs, doubling with each try; at most kGuardRetries times,
+// retries and pauses at most `retry_budget` of the first tries' time and
+// kGuardAllowanceUs), the try with the fastest probes kept. Not nested; host
+// timing only.
+inline constexpr double kDisturbedRatio = 1.2;
+inline constexpr int kGuardRetries = 5;
+inline constexpr double kGuardPauseUs = 30e3;
+inline constexpr double kGuardAllowanceUs = 2e6;
+class SpeedGuardScope {
+ public:
+  explicit SpeedGuardScope(double retry_budget, std::function<void()> reference = {});
+  ~SpeedGuardScope();
+  SpeedGuardScope(const SpeedGuardScope&) = delete;
+  SpeedGuardScope& operator=(const SpeedGuardScope&) = delete;
+};
+struct SpeedGuardStats {
+  int measurements = 0;      // guarded measurements
+  double probe_us = 0;       // the fastest probe
+  double retried_share = 0;  // measurements whose first try was disturbed
+  double kept_disturbed_share = 0;  // ... and all of whose tries were
+  double slowdown = 1;       // first tries' probes: mean over the fastest
+  double first_s = 0, retry_s = 0;  // seconds in first tries, in retries and pauses
+};
+// The live scope's figures so far (all zero / 1 without one).
+SpeedGuardStats speedGuardStats();
+// `measure`'s samples, guarded when a scope lives (the kept try's).
+std::vector<double> guardedSamples(const std::function<std::vector<double>()>& measure);
+// Inside a guarded measurement, a probe between its calls (each cold call's,
+// each call of at least kCheckpointCallUs): a spell that starts and ends
+// within a long measurement slows the try too. Nothing otherwise.
+void speedGuardCheckpoint();
+inline constexpr double kCheckpointCallUs = 1000;
+
 // The tally over every medianCallUs loop since the last reset: the share of
 // the calls' total time beyond n x median (0 with nothing timed).
 void resetStallTally();
