@@ -182,7 +182,8 @@ struct HwProfile {
   // How the machine's speed held up while profiling (timing.h,
   // SpeedGuardScope): the reference probe's fastest time, the share of
   // measurements taken again because the machine slowed under them, the
-  // share still slowed in every try, and the first tries' mean slowdown.
+  // share still slowed in every try, and the first tries' mean slowdown,
+  // which the predictor applies to every CPU op (replays share the spells).
   // CPU profiles; all 0 (slowdown 1) in older ones and GPU ones.
   struct SpeedGuardFacts {
     int measurements = 0;

@@ -295,8 +295,12 @@ class StepBuilder {
     const std::string kind = opKind(t_, t_.nodes[index]);
     const double switched = kind != prev_kind_ ? hw_.call_cold_us : 0;
     prev_kind_ = kind;
-    out.us = step.us = (e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us +
-                       coldAfterUs(hw_.cold_after, prev_us_) + switched;
+    // And all of it at the speed the machine kept while profiling: the
+    // guard measured each kernel where nothing slowed it, but the replays
+    // share the machine's spells (HwProfile::speed_guard; 1 if none).
+    out.us = step.us = ((e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us +
+                        coldAfterUs(hw_.cold_after, prev_us_) + switched) *
+                       hw_.speed_guard.slowdown;
     rp_.compute_us += out.us;
   }
 

@@ -110,6 +110,19 @@ TEST(Predictor, OpTimesPayTheStallShareTheMediansLeaveOut) {
   EXPECT_NEAR(p.iter_ms, ((40.0 + 4.0) / 0.8 + 2 * 0.75) / 1e3, 1e-9);
 }
 
+// A profile whose guard saw the machine run 1.25x slower on average (its
+// first tries' probes) scales each CPU op's whole time, replay step
+// included: the replays share the spells the guard measured around. Catches
+// the slowdown ignored (45.5) or left off the step (56.875).
+TEST(Predictor, OpTimesRunAtTheSpeedTheMachineKeptWhileProfiling) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  HwProfile hw = smallProfile();
+  hw.replay_step_us = 0.75;
+  hw.speed_guard.slowdown = 1.25;
+  const Prediction p = predictIteration({&t}, hw, {});
+  EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) * 1.25 / 1e3, 1e-9);
+}
+
 // One all_reduce of 1 MB between two ranks on a process group recorded as
 // gloo, after a relu (4 us on each rank).
 trace::Trace glooAllReduce() {
