@@ -249,6 +249,10 @@ class SpeedGuard {
   std::vector<double> run(const std::function<std::vector<double>()>& measure) {
     if (busy_) return measure();
     busy_ = true;
+    struct Done {
+      bool& busy;
+      ~Done() { busy = false; }
+    } done{busy_};  // a measurement that throws ends the try too
     std::vector<double> kept;
     double kept_ratio = 0;
     for (int attempt = 0; attempt <= kGuardRetries; ++attempt) {
@@ -277,7 +281,6 @@ class SpeedGuard {
     }
     ++measurements_;
     if (kept_ratio > kDisturbedRatio) ++kept_disturbed_;
-    busy_ = false;
     return kept;
   }
   // A probe between a try's samples: a spell in the middle of a long
