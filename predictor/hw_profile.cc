@@ -242,7 +242,8 @@ std::string profileToJson(const HwProfile& hw) {
                         {"retried_share", hw.speed_guard.retried_share},
                         {"kept_disturbed_share", hw.speed_guard.kept_disturbed_share},
                         {"slowdown", hw.speed_guard.slowdown},
-                        {"retry_s", hw.speed_guard.retry_s}};
+                        {"retry_s", hw.speed_guard.retry_s},
+                        {"mean_slowdown", hw.speed_guard.mean_slowdown}};
   }
   if (hw.gpu()) {
     j["launch_us"] = hw.launch_us;
@@ -340,6 +341,7 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     hw.speed_guard.kept_disturbed_share = field<double>(g, "kept_disturbed_share", path, "speed_guard");
     hw.speed_guard.slowdown = field<double>(g, "slowdown", path, "speed_guard");
     hw.speed_guard.retry_s = field<double>(g, "retry_s", path, "speed_guard");
+    hw.speed_guard.mean_slowdown = field<double>(g, "mean_slowdown", path, "speed_guard");
     if (hw.speed_guard.slowdown < 1) {
       ETB_INPUT_ERROR(SourceLoc{path}, "speed_guard.slowdown ", hw.speed_guard.slowdown, " is below 1");
     }

@@ -182,12 +182,15 @@ struct HwProfile {
   // How the machine's speed held up while profiling (timing.h,
   // SpeedGuardScope): the reference probe's fastest time, the share of
   // measurements taken again because the machine slowed under them, the
-  // share still slowed in every try, and the first tries' mean slowdown,
-  // which the predictor applies to every CPU op (replays share the spells).
-  // CPU profiles; all 0 (slowdown 1) in older ones and GPU ones.
+  // share still slowed in every try, and the first tries' probes over the
+  // fastest: their median (`slowdown`, the typical speed, which the
+  // predictor applies to every CPU op as a replay's median iteration meets
+  // it) and their mean. CPU profiles; all 0 (slowdowns 1) in older ones and
+  // GPU ones.
   struct SpeedGuardFacts {
     int measurements = 0;
-    double probe_us = 0, retried_share = 0, kept_disturbed_share = 0, slowdown = 1, retry_s = 0;
+    double probe_us = 0, retried_share = 0, kept_disturbed_share = 0, slowdown = 1, retry_s = 0,
+           mean_slowdown = 1;
   } speed_guard;
   // A GPU profile's host side: the median host microseconds one call of
   // each op it timed takes to launch (by op name, "aten::mm"; the two halves

@@ -262,8 +262,8 @@ class SpeedGuard {
       std::vector<double> s = measure();
       const double after = probe(), ratio = try_slowest_ / fastest_;
       if (attempt == 0) {
-        first_probe_us_ += before + after;
-        first_probes_ += 2;
+        first_probes_.push_back(before);
+        first_probes_.push_back(after);
       }
       if (attempt == 0 || ratio < kept_ratio) {
         kept = std::move(s);
@@ -296,7 +296,12 @@ class SpeedGuard {
       s.retried_share = static_cast<double>(retried_) / measurements_;
       s.kept_disturbed_share = static_cast<double>(kept_disturbed_) / measurements_;
     }
-    if (first_probes_ > 0) s.slowdown = first_probe_us_ / first_probes_ / fastest_;
+    if (!first_probes_.empty()) {
+      double sum = 0;
+      for (const double p : first_probes_) sum += p;
+      s.mean_slowdown = sum / static_cast<double>(first_probes_.size()) / fastest_;
+      s.slowdown = medianOf(first_probes_) / fastest_;
+    }
     s.first_s = first_us_ * 1e-6;
     s.retry_s = retry_us_ * 1e-6;
     return s;
@@ -319,8 +324,9 @@ class SpeedGuard {
 
   std::function<void()> reference_;
   const double budget_;
-  double fastest_ = 0, try_slowest_ = 0, first_probe_us_ = 0, first_us_ = 0, retry_us_ = 0;
-  int first_probes_ = 0, measurements_ = 0, retried_ = 0, kept_disturbed_ = 0;
+  double fastest_ = 0, try_slowest_ = 0, first_us_ = 0, retry_us_ = 0;
+  std::vector<double> first_probes_;  // the first tries' probes, microseconds
+  int measurements_ = 0, retried_ = 0, kept_disturbed_ = 0;
   bool busy_ = false;
 };
 std::unique_ptr<SpeedGuard>& speedGuard() {

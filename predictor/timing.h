@@ -96,7 +96,8 @@ struct SpeedGuardStats {
   double probe_us = 0;       // the fastest probe
   double retried_share = 0;  // measurements whose first try was disturbed
   double kept_disturbed_share = 0;  // ... and all of whose tries were
-  double slowdown = 1;       // first tries' probes: mean over the fastest
+  double slowdown = 1;       // first tries' probes: median over the fastest
+  double mean_slowdown = 1;  // ... and their mean
   double first_s = 0, retry_s = 0;  // seconds in first tries, in retries and pauses
 };
 // The live scope's figures so far (all zero / 1 without one).

@@ -36,6 +36,13 @@ TEST(SpeedGuard, AMeasurementIsTakenAgainOnceASlowSpellHasPassed) {
     spell_end = replay::nowUs() + 60e3;
     guarded = medianCallUs(call, true);
     stats = speedGuardStats();
+    // Two more measurements with no spell: the median probe is then an
+    // unslowed one, the mean (2 x 2 + 4 x 1) / 6 of the fastest.
+    medianCallUs(call, true);
+    medianCallUs(call, true);
+    const SpeedGuardStats three = speedGuardStats();
+    EXPECT_NEAR(three.slowdown, 1, 0.1);
+    EXPECT_NEAR(three.mean_slowdown, 4.0 / 3, 0.15);
   }
   spell_end = replay::nowUs() + 60e3;
   const double unguarded = medianCallUs(call, true);
@@ -45,6 +52,7 @@ TEST(SpeedGuard, AMeasurementIsTakenAgainOnceASlowSpellHasPassed) {
   EXPECT_DOUBLE_EQ(stats.retried_share, 1);
   EXPECT_DOUBLE_EQ(stats.kept_disturbed_share, 0);
   EXPECT_NEAR(stats.slowdown, 2, 0.3);    // the first try's probes, both in the spell
+  EXPECT_NEAR(stats.mean_slowdown, 2, 0.3);
   EXPECT_GT(stats.retry_s, 0.09);         // both pauses
   EXPECT_EQ(speedGuardStats().measurements, 0) << "the scope's figures outlived it";
 }
@@ -86,7 +94,7 @@ TEST(SpeedGuard, AProfileRoundTripsItsSpeedFacts) {
   HwProfile hw;
   hw.dispatch_us = 0.5;
   hw.bandwidth["unary"] = {{1e3, 1}, {1e6, 100}};
-  hw.speed_guard = {1042, 72.5, 0.11, 0.02, 1.08, 12.5};
+  hw.speed_guard = {1042, 72.5, 0.11, 0.02, 1.08, 12.5, 1.14};
   const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
   EXPECT_EQ(back.speed_guard.measurements, 1042);
   EXPECT_DOUBLE_EQ(back.speed_guard.probe_us, 72.5);
@@ -94,6 +102,7 @@ TEST(SpeedGuard, AProfileRoundTripsItsSpeedFacts) {
   EXPECT_DOUBLE_EQ(back.speed_guard.kept_disturbed_share, 0.02);
   EXPECT_DOUBLE_EQ(back.speed_guard.slowdown, 1.08);
   EXPECT_DOUBLE_EQ(back.speed_guard.retry_s, 12.5);
+  EXPECT_DOUBLE_EQ(back.speed_guard.mean_slowdown, 1.14);
   hw.speed_guard.slowdown = 0.9;
   try {
     profileFromJson(profileToJson(hw), "bad.json");
