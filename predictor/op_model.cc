@@ -118,6 +118,10 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
     conv_fwd_.push_back({x, logRate(s.flops(), c.fwd_us)});
     conv_bwd_in_.push_back({x, logRate(s.flops(), c.bwd_input_us)});
     conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
+    if (conv_least_flops_ == 0 || s.flops() < conv_least_flops_) {
+      conv_least_ = c;
+      conv_least_flops_ = s.flops();
+    }
   }
   buildCurves();
   fitEmbedding();
@@ -273,10 +277,14 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
   const ConvShape c = convShapeOf(sh, backward);
   if (!c.valid || conv_fwd_.empty()) return memoryUs("unary", sh.bytes());
   const std::array<double, 6> x = convFeatures(c);
-  const auto at = [&](const std::vector<KnnPoint<6>>& pts) {
-    return c.flops() / std::exp(knnValue(pts, x));
+  // A call with fewer FLOPs than the smallest measured conv costs at least
+  // what that one did (a 1x1 conv on 1x1 maps: 7-11 us here; the rate
+  // alone predicted 2 us for a U-Net's 1x1 convs that replayed at 8-27).
+  const bool below = c.flops() < conv_least_flops_;
+  const auto at = [&](const std::vector<KnnPoint<6>>& pts, double least_us) {
+    return std::max(c.flops() / std::exp(knnValue(pts, x)), below ? least_us : 0.0);
   };
-  if (!backward) return std::max(at(conv_fwd_), hw_.dispatch_us);
+  if (!backward) return std::max(at(conv_fwd_, conv_least_.fwd_us), hw_.dispatch_us);
   // output_mask (input 10) says which of grad_input / grad_weight (+ bias)
   // are asked for; each half has its own measured rate.
   bool input = true, weight = true;
@@ -285,7 +293,9 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
     input = sh.args[10]->items[0].b;
     weight = sh.args[10]->items[1].b;
   }
-  return std::max((input ? at(conv_bwd_in_) : 0) + (weight ? at(conv_bwd_w_) : 0), hw_.dispatch_us);
+  return std::max((input ? at(conv_bwd_in_, conv_least_.bwd_input_us) : 0) +
+                      (weight ? at(conv_bwd_w_, conv_least_.bwd_weight_us) : 0),
+                  hw_.dispatch_us);
 }
 
 double OpModel::foreachUs(const OpShapes& sh, double cold, double l3) const {

@@ -101,6 +101,12 @@ class OpModel {
   // map or a strided window runs at another rate than a large, dense one of
   // the same implicit-GEMM shape.
   std::vector<KnnPoint<6>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
+  // The profile's conv with the fewest FLOPs (its times in each direction):
+  // a conv with fewer costs at least as much, its fixed cost (oneDNN's
+  // primitive lookup, layout checks), which a rate extrapolated to a few
+  // kFLOP leaves out.
+  ConvPoint conv_least_{};
+  double conv_least_flops_ = 0;
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;

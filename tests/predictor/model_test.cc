@@ -299,6 +299,27 @@ TEST(OpModel, AGroupedConvolutionReadsTheGroupedMeasurement) {
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::pow(25.0, 0.9) * std::pow(100.0, 0.1), 1e-6);
 }
 
+// A conv with fewer FLOPs than the profile's smallest costs at least what
+// that one did: its fixed cost. Two points, 2 x 8 x 1 x 1 -> 16 (1x1: 512
+// FLOPs, 7 us; a rate of 73 FLOP/us) and 2 x 8 x 16 x 16 -> 16 (3x3: 590k
+// FLOPs, 100 us); a 1x1 conv of 2 x 8 x 1 x 1 -> 1 (padded to 3 x 3: 288
+// FLOPs) reads a rate near the small point's, so the rate alone says about
+// 4 us. Catches the
+// floor left out (< 7), and one applied above the smallest point (the 3x3
+// shape at 2 x 8 x 8 x 8, 147k FLOPs, stays under 100 us by its rate).
+TEST(OpModel, AConvSmallerThanAnyMeasuredCostsTheSmallestOnesCall) {
+  HwProfile hw = handProfile();
+  hw.conv = {{2, 8, 1, 1, 16, 1, 1, 1, 1, 7.0, 9.0, 8.0},
+             {2, 8, 16, 16, 16, 3, 3, 1, 1, 100.0, 100.0, 100.0}};
+  const OpModel model(hw, "uniform");
+  const trace::Trace tiny = conv2dTrace({2, 8, 1, 1}, {1, 8, 1, 1}, {2, 1, 3, 3}, 1, 1);
+  EXPECT_NEAR(model.estimate(tiny, tiny.nodes[2]).us, 7.0, 1e-9);
+  const trace::Trace mid = conv2dTrace({2, 8, 8, 8}, {16, 8, 3, 3}, {2, 16, 8, 8}, 1, 1);
+  const double mid_us = model.estimate(mid, mid.nodes[2]).us;
+  EXPECT_GT(mid_us, 7.0);
+  EXPECT_LT(mid_us, 100.0);
+}
+
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
   const HwProfile hw = handProfile();
   const OpModel model(hw, "uniform");
