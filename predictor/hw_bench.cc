@@ -206,8 +206,10 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   // profile took 66-78 s here with 5-7% retried, 139 s with 11% and no
   // limit but the first tries' time), as long again in a full one.
   std::optional<SpeedGuardScope> guard;
-  if (!onGpu(o)) guard.emplace(o.quick ? 0.6 : 1.0);
-  if (!onGpu(o)) resetCallCold();  // a GPU's launches are probed apart (DeviceClockScope)
+  if (!onGpu(o)) {
+    guard.emplace(o.quick ? 0.6 : 1.0);
+    resetCallCold();  // a GPU's launches are probed apart (DeviceClockScope)
+  }
   using Part = void (*)(const ProfileOptions&, HwProfile&);
   const auto run = [&](const char* name, Part part) { timedSection(hw, name, [&] { part(o, hw); }); };
   // On a GPU the replay step is host work (et_replay's own, around

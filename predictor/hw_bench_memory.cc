@@ -62,6 +62,16 @@ struct Kernel {
   std::vector<c10::IValue> args;
 };
 
+// `copies` sets of the kernel's arguments, its tensors cloned (a view's
+// strides kept: clone preserves a dense layout).
+std::vector<std::vector<c10::IValue>> argumentSets(const Kernel& k, int copies) {
+  std::vector<std::vector<c10::IValue>> sets(static_cast<size_t>(copies));
+  for (std::vector<c10::IValue>& set : sets) {
+    for (const c10::IValue& a : k.args) set.push_back(a.isTensor() ? c10::IValue(a.toTensor().clone()) : a);
+  }
+  return sets;
+}
+
 // The kernel as a replay meets it between L2 and the LLC: `copies` sets of
 // its arguments (tensors cloned) taken in turn, together more than L2 and at
 // most half the LLC, and the outputs of the last `copies` calls kept alive so
@@ -78,10 +88,7 @@ double rotatingCallUs(const Kernel& k, const c10::OperatorHandle& op, const Memo
   if (mem.l2_bytes <= 0 || mem.llc_bytes <= 0) return -1;
   const int copies = static_cast<int>(std::min(1024.0, std::ceil(3 * mem.l2_bytes / k.bytes)));
   if (copies < 2 || copies * k.bytes > mem.llc_bytes / 2) return -1;
-  std::vector<std::vector<c10::IValue>> sets(static_cast<size_t>(copies));
-  for (std::vector<c10::IValue>& set : sets) {
-    for (const c10::IValue& a : k.args) set.push_back(a.isTensor() ? c10::IValue(a.toTensor().clone()) : a);
-  }
+  const std::vector<std::vector<c10::IValue>> sets = argumentSets(k, copies);
   std::vector<c10::IValue> kept(sets.size()), stack;
   std::vector<double> samples, unfaulted;
   const double budget_us = quick ? 4e3 : 25e3, start = replay::nowUs();
@@ -111,26 +118,15 @@ constexpr double kColdCopiesBytes = 256.0 * (1 << 20);
 
 double coldRotatingCallUs(const Kernel& k, const c10::OperatorHandle& op, CacheFlusher& flush,
                           bool quick) {
-  const int samples = quick ? 5 : 15;
-  const int copies = std::clamp(static_cast<int>(kColdCopiesBytes / k.bytes), 1, samples);
-  std::vector<std::vector<c10::IValue>> sets(static_cast<size_t>(copies));
-  for (std::vector<c10::IValue>& set : sets) {
-    for (const c10::IValue& a : k.args) set.push_back(a.isTensor() ? c10::IValue(a.toTensor().clone()) : a);
-  }
-  return medianOf(guardedSamples([&] {
-    std::vector<c10::IValue> stack = sets[0];
-    op.callBoxed(stack);  // the code warm, as a replay's is
-    std::vector<double> us;
-    for (int i = 0; i < samples; ++i) {
-      stack = sets[static_cast<size_t>(i % copies)];
-      speedGuardCheckpoint();
-      flush();
-      const double t0 = replay::nowUs();
-      op.callBoxed(stack);
-      us.push_back(replay::nowUs() - t0);
-    }
-    return us;
-  }));
+  const int copies =
+      std::clamp(static_cast<int>(kColdCopiesBytes / k.bytes), 1, coldCallSamples(quick));
+  const std::vector<std::vector<c10::IValue>> sets = argumentSets(k, copies);
+  size_t next = 0;
+  std::vector<c10::IValue> stack;
+  return coldCallUs([&] {
+    stack = sets[next++ % sets.size()];
+    op.callBoxed(stack);
+  }, flush, quick);
 }
 
 // `cls` names the curves when the kernel's own name is not a fixed string.

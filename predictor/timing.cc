@@ -302,7 +302,6 @@ class SpeedGuard {
       s.mean_slowdown = sum / static_cast<double>(first_probes_.size()) / fastest_;
       s.slowdown = medianOf(first_probes_) / fastest_;
     }
-    s.first_s = first_us_ * 1e-6;
     s.retry_s = retry_us_ * 1e-6;
     return s;
   }
@@ -396,7 +395,7 @@ double coldCallUs(const std::function<void()>& fn, const std::function<void()>& 
   return medianOf(guardedSamples([&] {
     const bool long_call = callUs(fn) >= long_call_us;
     std::vector<double> samples;
-    for (int i = 0; i < (long_call ? 3 : quick ? 5 : 15); ++i) {
+    for (int i = 0; i < (long_call ? 3 : coldCallSamples(quick)); ++i) {
       speedGuardCheckpoint();
       flush();
       samples.push_back(callUs(fn));

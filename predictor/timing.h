@@ -98,7 +98,7 @@ struct SpeedGuardStats {
   double kept_disturbed_share = 0;  // ... and all of whose tries were
   double slowdown = 1;       // first tries' probes: median over the fastest
   double mean_slowdown = 1;  // ... and their mean
-  double first_s = 0, retry_s = 0;  // seconds in first tries, in retries and pauses
+  double retry_s = 0;        // seconds in retries and the pauses before them
 };
 // The live scope's figures so far (all zero / 1 without one).
 SpeedGuardStats speedGuardStats();
@@ -117,7 +117,9 @@ double stallShare();
 
 // Median microseconds of `fn` with the caches emptied before each call
 // (`flush`, untimed): how a kernel runs on data that comes from DRAM.
-// A fixed number of calls (each flush costs milliseconds), three for a long call.
+// A fixed number of calls (each flush costs milliseconds: coldCallSamples),
+// three for a long call; one untimed call first.
+inline int coldCallSamples(bool quick) { return quick ? 5 : 15; }
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush, bool quick,
                   double long_call_us = kLongCallUs);
 
