@@ -234,6 +234,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   run("memory_bound", detail::measureMemoryBound);
   if (!onGpu(o)) run("first_touch", detail::measureFirstTouchAgain);
   run("pooling", detail::measurePooling);
+  if (!onGpu(o)) run("batchnorm_planes", detail::measureBatchNormPlanes);
   if (!o.quick) run("gemm_conv_again", measureComputeAgain);
   run("embedding_bag", detail::measureEmbedding);
   run("foreach", detail::measureForeach);

@@ -61,6 +61,7 @@ namespace detail {
 // The sections of measureCompute that live in hw_bench_memory.cc.
 void measureMemoryBound(const ProfileOptions& options, HwProfile& profile);
 void measurePooling(const ProfileOptions& options, HwProfile& profile);
+void measureBatchNormPlanes(const ProfileOptions& options, HwProfile& profile);  // CPU only
 void measureFirstTouch(const ProfileOptions& options, HwProfile& profile);
 // The first-touch cost measured once more; the profile keeps the median of
 // all its measurements (after measureFirstTouch).

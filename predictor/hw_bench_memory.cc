@@ -2,6 +2,7 @@
 // et_profile_hw: memory-bound curves, embedding lookups and _foreach_ loops.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/Version.h>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -266,6 +267,38 @@ void measurePooling(const ProfileOptions& o, HwProfile& hw) {
     }
   }
   if (o.progress) o.progress("pooling: " + std::to_string(sizes.size()) + " sizes");
+}
+
+// Batch norm's backward by plane size (HwProfile::batchnorm_backward_planes):
+// 256 planes (4 samples x 64 channels) of every size up to 32 elements,
+// then ladders the vector width divides and one element more, as [4, 64,
+// plane] (the kernel sees N x C planes of H x W elements: a 1-D plane is
+// the same loop).
+void measureBatchNormPlanes(const ProfileOptions& o, HwProfile& hw) {
+  constexpr int64_t kBatch = 4, kChannels = 64;
+  auto& planes = hw.batchnorm_backward_planes;
+  // The width of the kernels libtorch dispatches to, from its own report
+  // ("CPU capability usage: AVX2"): 16 floats for AVX512, 8 otherwise (AVX2,
+  // and the 256-bit default and VSX/ZVECTOR vectors).
+  planes.vector_floats = at::show_config().find("CPU capability usage: AVX512") != std::string::npos ? 16 : 8;
+  std::vector<int64_t> sizes;
+  for (int64_t p = 1; p <= 32; ++p) sizes.push_back(p);
+  for (const int64_t p : {64, 128, 256, 512}) sizes.insert(sizes.end(), {p, p + 1});
+  sizes.push_back(33);
+  const at::TensorOptions f = tensorsOn(o);
+  const at::Tensor w = at::randn({kChannels}, f), mean = at::zeros({kChannels}, f),
+                   var = at::ones({kChannels}, f);
+  for (const int64_t p : sizes) {
+    const at::Tensor x = at::randn({kBatch, kChannels, p}, f), gy = at::randn({kBatch, kChannels, p}, f);
+    const auto saved = at::native_batch_norm(x, w, {}, mean.clone(), var.clone(), true, 0.1, 1e-5);
+    const double us = timeOp("aten::native_batch_norm_backward", "",
+                             {gy, x, w, mean, var, std::get<1>(saved), std::get<2>(saved), true, 1e-5,
+                              std::vector<bool>{true, true, true}}, o);
+    planes.per_plane.push_back({static_cast<double>(p), us / (kBatch * kChannels)});
+  }
+  std::sort(planes.per_plane.begin(), planes.per_plane.end(),
+            [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
+  if (o.progress) o.progress("batch norm backward: " + std::to_string(sizes.size()) + " plane sizes");
 }
 
 void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {

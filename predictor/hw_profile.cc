@@ -252,6 +252,14 @@ std::string profileToJson(const HwProfile& hw) {
     j["sync_latency_us"] = hw.sync_latency_us;
     j["synchronising_ops"] = hw.synchronising_ops;
   }
+  if (!hw.batchnorm_backward_planes.per_plane.empty()) {
+    json pts = json::array();
+    for (const SizePoint& q : hw.batchnorm_backward_planes.per_plane) {
+      pts.push_back({{"plane", q.bytes}, {"us_per_plane", q.us}});
+    }
+    j["batchnorm_backward_planes"] = {{"vector_floats", hw.batchnorm_backward_planes.vector_floats},
+                                      {"points", pts}};
+  }
   j["gemm"] = gemmJson(hw.gemm);
   j["bmm"] = gemmJson(hw.bmm);
   j["conv"] = convJson(hw.conv);
@@ -356,6 +364,24 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
       hw.launch_us[name] = us.get<double>();
     }
   }
+  if (j.contains("batchnorm_backward_planes")) {
+    const json& b = j["batchnorm_backward_planes"];
+    auto& planes = hw.batchnorm_backward_planes;
+    planes.vector_floats = field<int>(b, "vector_floats", path, "batchnorm_backward_planes");
+    if (planes.vector_floats < 1) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "batchnorm_backward_planes.vector_floats ", planes.vector_floats,
+                      " is below 1");
+    }
+    for (const json& q : member(b, "points", path)) {
+      const SizePoint pt{field<double>(q, "plane", path, "batchnorm_backward_planes"),
+                         field<double>(q, "us_per_plane", path, "batchnorm_backward_planes")};
+      if (pt.bytes < 1 || pt.us <= 0) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "batchnorm_backward_planes: plane ", pt.bytes, " at ", pt.us,
+                        " us per plane (planes of at least 1 element, times above 0)");
+      }
+      planes.per_plane.push_back(pt);
+    }
+  }
   hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");
   hw.bmm = gemmFrom(member(j, "bmm", path), path, "bmm");
   hw.conv = convFrom(member(j, "conv", path), path);
@@ -400,6 +426,8 @@ void sortCurves(HwProfile& hw) {
   const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
   for (auto& [kind, curve] : hw.bandwidth) std::sort(curve.begin(), curve.end(), byBytes);
   std::sort(hw.cold_after.begin(), hw.cold_after.end(), byBytes);
+  auto& planes = hw.batchnorm_backward_planes.per_plane;
+  std::sort(planes.begin(), planes.end(), byBytes);
 }
 
 HwProfile readProfile(const std::string& path) {

@@ -208,6 +208,21 @@ struct HwProfile {
   // the same kernels on inputs flushed from the caches. Each curve is in
   // increasing bytes once read or measured (curveUs relies on it).
   std::map<std::string, std::vector<SizePoint>> bandwidth;
+  // CPU profiles: training batch norm's backward by the size of its
+  // (sample, channel) planes, on 256 planes (SizePoint::bytes holds the
+  // plane's elements, ::us the microseconds per plane), at every size up to
+  // 32 elements and on two ladders beyond (sizes the vector width divides,
+  // and one element more). ATen's kernel walks each plane in vectors of
+  // `vector_floats` and a partial vector for what is left: a plane that the
+  // width does not divide costs a fixed ~0.1 us more, whatever its length
+  // (256 planes of 4 elements: 147 ns each; of 16: 51; of 2x2 maps in a
+  // MobileNet, a [2, 576, 2, 2] backward took 131 us where its 18 KB on the
+  // bytes curve said 7). Empty in older and GPU profiles: the bytes curve
+  // alone.
+  struct BatchNormPlanes {
+    int vector_floats = 0;
+    std::vector<SizePoint> per_plane;
+  } batchnorm_backward_planes;
   std::vector<EmbeddingPoint> embedding;
   std::vector<ForeachPoint> foreach_ops;
   std::vector<CollectivePoint> collectives;

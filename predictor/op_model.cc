@@ -14,6 +14,16 @@ namespace {
 
 double lg(double x) { return std::log2(std::max(x, 1.0)); }
 
+// The largest plane size P with every size 1..P in the batch norm table.
+double smallPlanesEnd(const HwProfile::BatchNormPlanes& table) {
+  double end = 0;
+  for (const SizePoint& q : table.per_plane) {
+    if (q.bytes != end + 1) break;
+    end = q.bytes;
+  }
+  return end;
+}
+
 // log(FLOPs per microsecond) of a measured GEMM / conv.
 double logRate(double flops, double us) { return std::log(flops / std::max(us, 1e-3)); }
 
@@ -238,7 +248,15 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   if (kNorm.count(name)) return {memoryUs("norm", sh.bytes(), cold, l3), "memory:norm", false};
   if (const auto bn = kBatchNorm.find(name); bn != kBatchNorm.end()) {
     const std::string curve = warm_.count(bn->second) ? bn->second : "norm";
-    return {memoryUs(curve, sh.bytes(), cold, l3), "memory:" + curve, false};
+    const double us = memoryUs(curve, sh.bytes(), cold, l3);
+    if (bn->second != "batchnorm_backward") return {us, "memory:" + curve, false};
+    // Small planes cost their loop's overhead, which the bytes leave out:
+    // at least the planes at the measured time per plane of their size,
+    // plus what reading the inputs from afar adds on the curve.
+    const double floor = batchNormPlanesUs(sh);
+    if (floor <= 0) return {us, "memory:" + curve, false};
+    const double from_afar = us - memoryUs(curve, sh.bytes());
+    return {std::max(us, floor + from_afar), "memory:" + curve, false};
   }
   if (kReduction.count(name)) return reductionEstimate(sh, cold, l3);
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
@@ -259,6 +277,34 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   // Anything else is a fallback: an op of unknown cost; the caller prefers
   // its children's sum.
   return {memoryUs(cls, sh.bytes(), cold, l3), "memory:" + cls, kArithmetic.count(name) == 0};
+}
+
+double OpModel::batchNormPlanesUs(const OpShapes& sh) const {
+  const auto& table = hw_.batchnorm_backward_planes;
+  const TensorFacts* x = sh.inputArg(1);  // (grad_out, input, weight, ...)
+  if (table.per_plane.empty() || !x || x->shape.size() < 2) return 0;
+  const double planes = static_cast<double>(x->shape[0] * x->shape[1]);
+  double plane = 1;
+  for (size_t i = 2; i < x->shape.size(); ++i) plane *= static_cast<double>(x->shape[i]);
+  if (planes <= 0 || plane <= 0) return 0;
+  // Sizes up to the table's small ones exactly; beyond, the ladder of the
+  // sizes the vector width divides or of those it does not, whichever the
+  // plane is on (between rungs log-log, proportional past the last).
+  const double small_end = smallPlanesEnd(table);
+  if (plane <= small_end) {
+    for (const SizePoint& q : table.per_plane) {
+      if (q.bytes == plane) return planes * q.us;
+    }
+  }
+  const bool divides = std::fmod(plane, table.vector_floats) == 0;
+  std::vector<SizePoint> ladder;
+  for (const SizePoint& q : table.per_plane) {
+    if (q.bytes >= small_end && (std::fmod(q.bytes, table.vector_floats) == 0) == divides) {
+      ladder.push_back(q);
+    }
+  }
+  if (ladder.empty()) return 0;
+  return planes * curveUs(ladder, plane);
 }
 
 double OpModel::gemmUs(double m, double n, double k) const {

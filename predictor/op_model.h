@@ -90,6 +90,9 @@ class OpModel {
   OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold,
                             double l3) const;
   double memoryUs(const std::string& cls, double bytes, double cold = 0, double l3 = 0) const;
+  // Batch norm backward's planes at the profile's time per plane of their
+  // size (HwProfile::batchnorm_backward_planes); 0 without the table.
+  double batchNormPlanesUs(const OpShapes& shapes) const;
   double coldExtraUs(const std::string& cls, double bytes) const;
   double l3ExtraUs(const std::string& cls, double bytes) const;
   std::string rngClass(const OpShapes& shapes) const;

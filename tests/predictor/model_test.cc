@@ -227,6 +227,30 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   }
 }
 
+// The batch norm plane table is written and read back in plane order; a
+// plane time of 0 is refused naming the file and the table.
+TEST(HwProfile, TheBatchNormPlaneTableRoundTripsAndABadTimeIsRefused) {
+  HwProfile hw = handProfile();
+  hw.batchnorm_backward_planes.vector_floats = 16;
+  hw.batchnorm_backward_planes.per_plane = {{4, 0.147}, {1, 0.04}, {16, 0.051}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "cpu.json");
+  EXPECT_EQ(back.batchnorm_backward_planes.vector_floats, 16);
+  ASSERT_EQ(back.batchnorm_backward_planes.per_plane.size(), 3u);
+  EXPECT_DOUBLE_EQ(back.batchnorm_backward_planes.per_plane[0].bytes, 1);
+  EXPECT_DOUBLE_EQ(back.batchnorm_backward_planes.per_plane[1].us, 0.147);
+  EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "cpu.json")
+                  .batchnorm_backward_planes.per_plane.empty());
+  std::string text = profileToJson(hw);
+  text.replace(text.find("0.147"), 5, "0");
+  try {
+    profileFromJson(text, "cpu.json");
+    FAIL() << "a plane time of 0 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("batchnorm_backward_planes"), std::string::npos) << e.what();
+  }
+}
+
 // A later pass's faster time replaces a point's, field by field, and a
 // slower one leaves it; memory curves are not passes of this kind. Planted
 // faults: the slower time kept, one of the conv halves or the BMMs left
@@ -379,6 +403,51 @@ TEST(OpModel, BatchNormReadsItsOwnCurveWhenMeasured) {
   const OpEstimate bn = OpModel(hw, "uniform").estimate(t, t.nodes[2]);
   EXPECT_EQ(bn.family, "memory:batchnorm");
   EXPECT_NEAR(bn.us, 20.0, 1e-9);
+}
+
+// Batch norm's backward costs at least its planes at the table's time per
+// plane of their size: exact up to the table's run of small sizes, then on
+// the ladder of sizes the vector width divides or of those it does not.
+// The bytes curve here says 1-2 us for every query. [2, 576, 2, 2]: 1152
+// planes of 4 at 0.15 = 172.8 us. [2, 64, 7, 7] (49, ragged for 8 floats):
+// log-log between 33 (0.12) and 65 (0.18) on the ragged rungs; the aligned
+// rungs (32: 0.05, 64: 0.07) would give 0.07-ish. [8, 64, 8, 8] (64,
+// divides): 512 x 0.07 = 35.84. Forward batch norm keeps its curve. Catches
+// the floor left out (1-2 us), the ladders swapped or mixed, an inexact
+// small lookup, and a floor on the forward.
+TEST(OpModel, BatchNormBackwardCostsItsPlanesAtTheirSizesTime) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["batchnorm"] = {{1000, 1}, {1e6, 2}};
+  hw.bandwidth["batchnorm_backward"] = {{1000, 1}, {1e6, 2}};
+  auto& table = hw.batchnorm_backward_planes;
+  table.vector_floats = 8;
+  for (int p = 1; p <= 32; ++p) table.per_plane.push_back({double(p), p % 8 == 0 ? 0.05 : 0.15});
+  table.per_plane.insert(table.per_plane.end(), {{33, 0.12}, {64, 0.07}, {65, 0.18}});
+  const OpModel model(hw, "uniform");
+  const auto backward = [&](std::vector<int64_t> shape) {
+    TraceBuilder b;
+    const auto g = b.tensor(shape), x = b.tensor(shape), w = b.tensor({shape[1]});
+    const auto gx = b.tensor(shape), gw = b.tensor({shape[1]}), gb = b.tensor({shape[1]});
+    b.op("aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
+         "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
+         "bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+         {g, x, w}, {gx, gw, gb});
+    const trace::Trace t = b.finish();
+    return model.estimate(t, t.nodes[2]).us;
+  };
+  EXPECT_NEAR(backward({2, 576, 2, 2}), 1152 * 0.15, 1e-9);
+  const double f = std::log(49.0 / 33) / std::log(65.0 / 33);
+  EXPECT_NEAR(backward({2, 64, 7, 7}), 128 * std::exp(std::log(0.12) + f * std::log(0.18 / 0.12)), 1e-9);
+  EXPECT_NEAR(backward({8, 64, 8, 8}), 512 * 0.07, 1e-9);
+  EXPECT_NEAR(backward({4, 16, 3}), 64 * 0.15, 1e-9);
+  TraceBuilder b;
+  const auto x = b.tensor({2, 576, 2, 2}), y = b.tensor({2, 576, 2, 2});
+  const auto s1 = b.tensor({576}), s2 = b.tensor({576});
+  b.op("aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+       "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+       {x}, {y, s1, s2});
+  const trace::Trace t = b.finish();
+  EXPECT_LT(model.estimate(t, t.nodes[2]).us, 3.0);
 }
 
 TEST(OpModel, CollectivesReadTheirCurveAndRescaleToAnotherGroupSize) {
