@@ -106,6 +106,18 @@ const int64_t kMobileConvShapes[][7] = {
     // takes 33 us whatever its size below that) is all there is.
     {2, 32, 8, 32, 3, 1, 32},    {2, 96, 2, 96, 3, 1, 96},   {2, 32, 8, 32, 1, 1, 1},
     {2, 96, 2, 96, 1, 1, 1},     {2, 3, 64, 32, 3, 2, 1},
+    // The tail of an inverted-residual network (MobileNet-V2/V3, MNASNet,
+    // EfficientNet) at small inputs: 1x1 expansions and projections of
+    // hundreds of channels on 2 x 2 and 4 x 4 maps and squeeze-excite 1x1s
+    // on 1 x 1 maps, whose weights outweigh their activations, and depthwise
+    // 3x3 / 5x5 layers of 256-960 channels. Without them the nearest points
+    // were 96-channel layers, and EfficientNet-B0's convolution backward at
+    // 64 x 64 input was predicted at 0.68 of its hot-loop time.
+    {2, 960, 2, 160, 1, 1, 1},   {2, 160, 2, 960, 1, 1, 1},  {2, 512, 4, 96, 1, 1, 1},
+    {2, 96, 4, 512, 1, 1, 1},    {8, 960, 2, 160, 1, 1, 1},  {2, 256, 2, 1024, 1, 1, 1},
+    {2, 960, 1, 40, 1, 1, 1},    {2, 40, 1, 960, 1, 1, 1},   {8, 512, 1, 32, 1, 1, 1},
+    {2, 960, 2, 960, 5, 1, 960}, {2, 960, 2, 960, 3, 1, 960}, {2, 512, 4, 512, 5, 1, 512},
+    {2, 256, 8, 256, 5, 1, 256}, {2, 128, 16, 128, 5, 2, 128}, {8, 512, 2, 512, 3, 1, 512},
 };
 
 double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor& w,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "predictor/op_model.h"
 
+#include "predictor/hw_bench.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -26,6 +28,11 @@ double smallPlanesEnd(const HwProfile::BatchNormPlanes& table) {
 
 // log(FLOPs per microsecond) of a measured GEMM / conv.
 double logRate(double flops, double us) { return std::log(flops / std::max(us, 1e-3)); }
+
+// The kernel paths a CPU libtorch takes: 0 a 1x1 window (the native
+// per-sample GEMM at small batches on one thread), 1 another dense window,
+// 2 grouped (depthwise).
+size_t convClass(const ConvShape& s) { return s.groups > 1 ? 2 : s.window > 1 ? 1 : 0; }
 
 std::array<double, 6> convFeatures(const ConvShape& s) {
   return {lg(s.batch), lg(s.m / s.batch), lg(s.n), lg(s.k), lg(s.stride), lg(s.groups)};
@@ -128,9 +135,8 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
     conv_fwd_.push_back({x, logRate(s.flops(), c.fwd_us)});
     conv_bwd_in_.push_back({x, logRate(s.flops(), c.bwd_input_us)});
     conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
-    if (conv_least_flops_ == 0 || s.flops() < conv_least_flops_) {
-      conv_least_ = c;
-      conv_least_flops_ = s.flops();
+    for (LeastConv* least : {&conv_least_, &conv_class_least_[convClass(s)]}) {
+      if (least->flops == 0 || s.flops() < least->flops) *least = {c, s.flops()};
     }
   }
   buildCurves();
@@ -172,8 +178,10 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
     const GemmDims d = gemmDims(name, sh);
     if (d.valid) return {d.b > 1 && !bmm_.empty() ? bmmUs(d) : gemmUs(d.b * d.m, d.n, d.k), "gemm", false};
   }
-  if (kConv.count(name)) return {convUs(sh, false), "conv", false};
-  if (name == "convolution_backward") return {convUs(sh, true), "conv", false};
+  if (kConv.count(name) || name == "convolution_backward") {
+    const double us = convUs(sh, name == "convolution_backward");
+    return {us + inputsFromAfarUs(sh, us, cold, l3), "conv", false};
+  }
   if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
   if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh, cold, l3), "foreach", false};
@@ -279,6 +287,21 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   return {memoryUs(cls, sh.bytes(), cold, l3), "memory:" + cls, kArithmetic.count(name) == 0};
 }
 
+double OpModel::inputsFromAfarUs(const OpShapes& sh, double op_us, double cold, double l3) const {
+  if (hw_.gpu() || op_us <= 0 || (cold <= 0 && l3 <= 0)) return 0;
+  double in = 0;
+  for (const TensorFacts& f : sh.in) in += f.bytes;
+  // The unary curves' bytes are a read and a write of the same size.
+  const double extra = cold * coldExtraUs("unary", 2 * in) + l3 * l3ExtraUs("unary", 2 * in);
+  // As much of it as the op is data movement: the arithmetic of a large
+  // conv hides its inputs' fetch (resnet18's 3x3 layers: streaming their
+  // inputs is 2% of the call), a small one with large weights waits for it
+  // (EfficientNet-B0's 1x1 1152 -> 192 projections on 2x2 maps, 0.9 MB of
+  // weights: 236 us in a hot loop, 404 in a replay).
+  const double moving = curveUs(warm_.count("unary") ? warm_.at("unary") : std::vector<SizePoint>{}, 2 * in);
+  return extra * std::min(1.0, moving / op_us);
+}
+
 double OpModel::batchNormPlanesUs(const OpShapes& sh) const {
   const auto& table = hw_.batchnorm_backward_planes;
   const TensorFacts* x = sh.inputArg(1);  // (grad_out, input, weight, ...)
@@ -326,11 +349,18 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
   // A call with fewer FLOPs than the smallest measured conv costs at least
   // what that one did (a 1x1 conv on 1x1 maps: 7-11 us here; the rate
   // alone predicted 2 us for a U-Net's 1x1 convs that replayed at 8-27).
-  const bool below = c.flops() < conv_least_flops_;
-  const auto at = [&](const std::vector<KnnPoint<6>>& pts, double least_us) {
-    return std::max(c.flops() / std::exp(knnValue(pts, x)), below ? least_us : 0.0);
+  const LeastConv& cls = conv_class_least_[convClass(c)];
+  const auto floorOf = [&](double ConvPoint::*us) {
+    double f = 0;
+    for (const LeastConv* least : {&conv_least_, &cls}) {
+      if (least->flops > 0 && c.flops() < least->flops) f = std::max(f, least->point.*us);
+    }
+    return f;
   };
-  if (!backward) return std::max(at(conv_fwd_, conv_least_.fwd_us), hw_.dispatch_us);
+  const auto at = [&](const std::vector<KnnPoint<6>>& pts, double ConvPoint::*us) {
+    return std::max(c.flops() / std::exp(knnValue(pts, x)), floorOf(us));
+  };
+  if (!backward) return std::max(at(conv_fwd_, &ConvPoint::fwd_us), hw_.dispatch_us);
   // output_mask (input 10) says which of grad_input / grad_weight (+ bias)
   // are asked for; each half has its own measured rate.
   bool input = true, weight = true;
@@ -339,8 +369,8 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
     input = sh.args[10]->items[0].b;
     weight = sh.args[10]->items[1].b;
   }
-  return std::max((input ? at(conv_bwd_in_, conv_least_.bwd_input_us) : 0) +
-                      (weight ? at(conv_bwd_w_, conv_least_.bwd_weight_us) : 0),
+  return std::max((input ? at(conv_bwd_in_, &ConvPoint::bwd_input_us) : 0) +
+                      (weight ? at(conv_bwd_w_, &ConvPoint::bwd_weight_us) : 0),
                   hw_.dispatch_us);
 }
 

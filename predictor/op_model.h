@@ -29,6 +29,7 @@
 //   view           the dispatcher cost of a call that touches no data.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +94,12 @@ class OpModel {
   // Batch norm backward's planes at the profile's time per plane of their
   // size (HwProfile::batchnorm_backward_planes); 0 without the table.
   double batchNormPlanesUs(const OpShapes& shapes) const;
+  // A conv's hot-loop curve re-reads its inputs from L1/L2; in a replay
+  // its `cold` share comes from DRAM and its `l3` share from the LLC: the
+  // extra time a stream of the same bytes pays from there (the unary
+  // kernel's "@cold" and "@l3" curves), in the proportion of its time
+  // (`op_us`) that streaming its inputs takes. 0 on a GPU profile.
+  double inputsFromAfarUs(const OpShapes& shapes, double op_us, double cold, double l3) const;
   double coldExtraUs(const std::string& cls, double bytes) const;
   double l3ExtraUs(const std::string& cls, double bytes) const;
   std::string rngClass(const OpShapes& shapes) const;
@@ -104,12 +111,19 @@ class OpModel {
   // map or a strided window runs at another rate than a large, dense one of
   // the same implicit-GEMM shape.
   std::vector<KnnPoint<6>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
-  // The profile's conv with the fewest FLOPs (its times in each direction):
-  // a conv with fewer costs at least as much, its fixed cost (oneDNN's
-  // primitive lookup, layout checks), which a rate extrapolated to a few
-  // kFLOP leaves out.
-  ConvPoint conv_least_{};
-  double conv_least_flops_ = 0;
+  // The profile's conv with the fewest FLOPs (its times in each direction),
+  // overall and in each class of kernel path (convClass: 1x1, other dense
+  // windows, grouped): a conv with fewer FLOPs than its class's least costs
+  // at least as much, its fixed cost (oneDNN's primitive lookup and layout
+  // reorders, or the native path's per-sample loop), which a rate
+  // extrapolated to a few kFLOP leaves out. A dense 3x3 on an 8 x 8 map
+  // costs oneDNN's 30-40 us where a 1x1 on a 1 x 1 map costs 7.
+  struct LeastConv {
+    ConvPoint point{};
+    double flops = 0;
+  };
+  LeastConv conv_least_;
+  std::array<LeastConv, 3> conv_class_least_{};
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;

@@ -137,7 +137,8 @@ ConvShape convShapeOf(const ConvPoint& c) {
   const double ow = static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);
   return {true, static_cast<double>(c.n) * oh * ow, static_cast<double>(c.oc),
           static_cast<double>(c.c / c.groups * c.kh * c.kw), static_cast<double>(c.n),
-          static_cast<double>(c.stride), static_cast<double>(std::max<int64_t>(c.groups, 1))};
+          static_cast<double>(c.stride), static_cast<double>(std::max<int64_t>(c.groups, 1)),
+          static_cast<double>(c.kh * c.kw)};
 }
 
 ConvShape convShapeOf(const OpShapes& s, bool backward) {
@@ -151,6 +152,7 @@ ConvShape convShapeOf(const OpShapes& s, bool backward) {
   c.m = c.batch * product(y->shape, 2, y->shape.size());
   c.n = static_cast<double>(w->shape[0]);
   c.k = product(w->shape, 1, w->shape.size());
+  c.window = product(w->shape, 2, w->shape.size());
   // groups: the input's channels over the weight's input channels per group
   const TensorFacts* x = s.inputArg(backward ? 1 : 0);
   if (x && x->shape.size() >= 2 && w->shape[1] > 0 && x->shape[1] % w->shape[1] == 0) {

@@ -54,6 +54,7 @@ struct ConvShape {
   // Grouped (depthwise: one group per channel) convolutions run far below a
   // dense one's rate at the same FLOPs (k is then kh x kw per group).
   double groups = 1;
+  double window = 1;  // kh x kw
   double flops() const { return 2 * m * n * k; }
 };
 // A reduction as [outer, reduced, inner] over its input's contiguous

@@ -310,17 +310,17 @@ TEST(OpModel, AStridedConvolutionReadsTheStridedMeasurement) {
 // with the same implicit GEMM: the query (2 x 256 x 8 x 8 -> 256, 3x3, 8
 // groups: k = 32 x 9 = 288) has every feature but the groups of a dense
 // point (2 x 32 x 8 x 8 -> 256, k 288, 100 us) and one feature from a
-// grouped point at batch 4 (8 groups, 50 us for twice the FLOPs). The
+// grouped point at batch 1 (8 groups, 25 us for half the FLOPs). The
 // neighbours weigh 1 / distance^2 in log2 features (grouped 1, dense 1/9),
-// over log rates: 25^0.9 x 100^0.1 = 28.7 us. Catches the groups left out
+// over log rates: 50^0.9 x 100^0.1 = 53.6 us. Catches the groups left out
 // of the features (the dense point matches exactly: 100 us).
 TEST(OpModel, AGroupedConvolutionReadsTheGroupedMeasurement) {
   HwProfile hw = handProfile();
   hw.conv = {{2, 32, 8, 8, 256, 3, 3, 1, 1, 100.0, 100.0, 100.0},
-             {4, 256, 8, 8, 256, 3, 3, 1, 8, 50.0, 50.0, 50.0}};
+             {1, 256, 8, 8, 256, 3, 3, 1, 8, 25.0, 25.0, 25.0}};
   const OpModel model(hw, "uniform");
   const trace::Trace t = conv2dTrace({2, 256, 8, 8}, {256, 32, 3, 3}, {2, 256, 8, 8}, 1, 8);
-  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::pow(25.0, 0.9) * std::pow(100.0, 0.1), 1e-6);
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::pow(50.0, 0.9) * std::pow(100.0, 0.1), 1e-6);
 }
 
 // A conv with fewer FLOPs than the profile's smallest costs at least what
@@ -338,10 +338,46 @@ TEST(OpModel, AConvSmallerThanAnyMeasuredCostsTheSmallestOnesCall) {
   const OpModel model(hw, "uniform");
   const trace::Trace tiny = conv2dTrace({2, 8, 1, 1}, {1, 8, 1, 1}, {2, 1, 3, 3}, 1, 1);
   EXPECT_NEAR(model.estimate(tiny, tiny.nodes[2]).us, 7.0, 1e-9);
-  const trace::Trace mid = conv2dTrace({2, 8, 8, 8}, {16, 8, 3, 3}, {2, 16, 8, 8}, 1, 1);
+  // A 1x1 between the two: above the 1x1 class's least, on the rate.
+  const trace::Trace mid = conv2dTrace({2, 8, 8, 8}, {16, 8, 1, 1}, {2, 16, 8, 8}, 1, 1);
   const double mid_us = model.estimate(mid, mid.nodes[2]).us;
   EXPECT_GT(mid_us, 7.0);
   EXPECT_LT(mid_us, 100.0);
+}
+
+// A conv whose inputs come from DRAM pays the unary kernel's cold extra
+// for their bytes in the proportion that streaming them takes of its call:
+// inputs 2 x 8 x 16 x 16 + 16 x 8 x 3 x 3 floats (20992 bytes, 41984 on
+// the unary curves, beyond their last point: warm 8 x B / 16000, cold 28 x
+// B / 16000, no gap at the first point); the conv's measured 100 us. The
+// extra is (cold - warm) x warm / 100. Catches the extra left out (100),
+// taken whole (152.5), or read at the inputs' bytes once (5.2 x 0.1).
+TEST(OpModel, AConvsInputsFromDramCostTheStreamsExtraInProportion) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["unary@cold"] = {{1000, 2}, {4000, 10}, {16000, 28}};
+  const OpModel model(hw, "uniform");
+  const trace::Trace t = conv2dTrace({2, 8, 16, 16}, {16, 8, 3, 3}, {2, 16, 16, 16}, 1, 1);
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 100.0, 1e-9);
+  const double bytes = 2 * 20992.0, warm = 8 * bytes / 16000, cold = 28 * bytes / 16000;
+  EXPECT_NEAR(model.estimate(t, t.nodes[2], 1.0).us, 100.0 + (cold - warm) * warm / 100.0, 1e-9);
+}
+
+// The floor is per kernel path: a dense 3x3 with fewer FLOPs than the
+// least measured 3x3 costs that one's call (oneDNN's fixed cost), not the
+// 1x1's on a 1 x 1 map; a grouped conv below the least grouped one costs
+// that one's. Catches a single global floor (7 us for both), or the floor
+// read from the wrong class.
+TEST(OpModel, TheConvFloorIsTheLeastMeasuredOfItsKernelPath) {
+  HwProfile hw = handProfile();
+  hw.conv = {{2, 8, 1, 1, 16, 1, 1, 1, 1, 7.0, 9.0, 8.0},
+             {2, 8, 16, 16, 16, 3, 3, 1, 1, 40.0, 45.0, 50.0},
+             {2, 32, 8, 8, 32, 3, 3, 1, 32, 30.0, 28.0, 60.0},
+             {8, 64, 32, 32, 64, 3, 3, 1, 1, 4000.0, 4000.0, 4000.0}};
+  const OpModel model(hw, "uniform");
+  const trace::Trace dense = conv2dTrace({2, 8, 8, 8}, {16, 8, 3, 3}, {2, 16, 8, 8}, 1, 1);
+  EXPECT_NEAR(model.estimate(dense, dense.nodes[2]).us, 40.0, 1e-9);
+  const trace::Trace grouped = conv2dTrace({2, 16, 4, 4}, {16, 1, 3, 3}, {2, 16, 4, 4}, 1, 16);
+  EXPECT_NEAR(model.estimate(grouped, grouped.nodes[2]).us, 30.0, 1e-9);
 }
 
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
