@@ -112,6 +112,28 @@ TEST(ElementClasses, MaskedFillReadsItsOwnCurveAndOldProfilesTheUnaryOne) {
   EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 90, 1e-6);
 }
 
+// An in-place special function reads its out-of-place curve (silu_ on
+// silu's: 65536 floats read and written, 512 KiB, 40 us), and silu's
+// gradient silu's curve over its three tensors (768 KiB: log-log between
+// 40 us at 512 KiB and 100 at 1 MiB). Faults caught: silu_ on the in-place
+// add's curve, silu_backward on the elementwise one.
+TEST(ElementClasses, InPlaceSpecialFunctionsAndSilusGradientReadTheSpecialCurve) {
+  HwProfile hw = reductionProfile();
+  hw.bandwidth["inplace"] = {{1000, 1}, {kMiB, 4}};
+  hw.bandwidth["op:silu"] = {{kMiB / 2, 40}, {kMiB, 100}};
+  TraceBuilder b;
+  const auto x = b.tensor({1 << 16});
+  b.op("aten::silu_(Tensor(a!) self) -> Tensor(a!)", {x}, {x});
+  const auto g = b.tensor({1 << 16}), gi = b.tensor({1 << 16});
+  b.op("aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor", {g, x}, {gi});
+  const trace::Trace t = b.finish();
+  const OpModel model(hw, "uniform");
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 40, 1e-6);
+  EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:op:silu");
+  const double f = std::log(0.75 * kMiB / (kMiB / 2)) / std::log(2.0);
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 40 * std::pow(100.0 / 40, f), 1e-6);
+}
+
 // A public CPU trace (to(float32) of two [1024, 1024] doubles, then matmul)
 // put aten::detach_ of each 4 MiB result on the in-place curve: 190 us per
 // call for an op that only clears the autograd metadata, and resolve_conj
