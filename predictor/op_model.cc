@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "predictor/op_model.h"
 
-#include "predictor/hw_bench.h"
-
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -308,7 +306,8 @@ double OpModel::inputsFromAfarUs(const OpShapes& sh, double op_us, double cold, 
   // inputs is 2% of the call), a small one with large weights waits for it
   // (EfficientNet-B0's 1x1 1152 -> 192 projections on 2x2 maps, 0.9 MB of
   // weights: 236 us in a hot loop, 404 in a replay).
-  const double moving = curveUs(warm_.count("unary") ? warm_.at("unary") : std::vector<SizePoint>{}, 2 * in);
+  const auto unary = warm_.find("unary");
+  const double moving = unary == warm_.end() ? 0 : curveUs(unary->second, 2 * in);
   return extra * std::min(1.0, moving / op_us);
 }
 
@@ -356,9 +355,11 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
   const ConvShape c = convShapeOf(sh, backward);
   if (!c.valid || conv_fwd_.empty()) return memoryUs("unary", sh.bytes());
   const std::array<double, 6> x = convFeatures(c);
-  // A call with fewer FLOPs than the smallest measured conv costs at least
-  // what that one did (a 1x1 conv on 1x1 maps: 7-11 us here; the rate
-  // alone predicted 2 us for a U-Net's 1x1 convs that replayed at 8-27).
+  // A call with fewer FLOPs than the smallest measured conv, or than the
+  // smallest of its kernel path, costs at least what that one did (a 1x1
+  // conv on 1x1 maps: 7-11 us here; the rate alone predicted 2 us for a
+  // U-Net's 1x1 convs that replayed at 8-27; its dense 3x3s on 8x8 maps
+  // pay oneDNN's 30-40).
   const LeastConv& cls = conv_class_least_[convClass(c)];
   const auto floorOf = [&](double ConvPoint::*us) {
     double f = 0;
