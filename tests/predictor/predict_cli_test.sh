@@ -47,9 +47,14 @@ PY
   # Where the minutes went: every compute part timed once (a part run twice
   # adds up), together within the process's wall time timed here and most
   # of it (start-up and writing are the rest); the last line says the total.
-  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'retention', 'memory_bound', 'pooling', 'embedding_bag', 'foreach']"
+  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
   [ "$(json "$HW" "[p['section'] for p in d['identity']['sections_s']] == $parts")" = True ] \
     || fail "identity.sections_s does not list the quick profile's parts in order: $(json "$HW" "d['identity'].get('sections_s')")"
+  # Batch norm's backward at every plane size to 32 and on both ladders
+  # beyond, per plane, at the vector width libtorch reports.
+  planes="list(range(1, 34)) + [64, 65, 128, 129, 256, 257, 512, 513]"
+  [ "$(json "$HW" "(lambda b: [p['plane'] for p in b.get('points', [])] == $planes and b.get('vector_floats') in (8, 16) and all(p['us_per_plane'] > 0 for p in b['points']))(d.get('batchnorm_backward_planes', {}))")" = True ] \
+    || fail "batchnorm_backward_planes is not the measured table: $(json "$HW" "d.get('batchnorm_backward_planes')")"
   took=$(json "$HW" "sum(p['s'] for p in d['identity']['sections_s'])")
   [ "$(python3 -c "print(0.6 * $wall <= $took <= $wall)")" = True ] \
     || fail "sections add up to $took s, the process ran $wall s"
