@@ -17,6 +17,7 @@
 #include "predictor/timing.h"
 #include "replayer/op_selection.h"
 #include "replayer/timer.h"
+#include "tests/predictor/profile_test_util.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::predict {
@@ -147,17 +148,6 @@ TEST(CacheModel, OtherWorkIsTheLoadBesideTheProfilesOwnThreads) {
   id.load_avg = -1;  // not recorded
   EXPECT_EQ(otherLoad(id), 0);
   EXPECT_FALSE(measuredBesideOtherWork(id));
-}
-
-// Reading `hw` back is refused, naming the file and `field`.
-void expectRefusedNaming(const HwProfile& hw, const std::string& field) {
-  try {
-    profileFromJson(profileToJson(hw), "bad.json");
-    FAIL() << "a bad " << field << " was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find(field), std::string::npos);
-  }
 }
 
 // Cache sizes: sysfs wins; a machine whose sysfs lists no caches (sandboxed
