@@ -95,7 +95,12 @@ const std::map<std::string, std::string> kBatchNorm = {
     {"native_batch_norm", "batchnorm"}, {"batch_norm", "batchnorm"},
     {"_batch_norm_impl_index", "batchnorm"}, {"_native_batch_norm_legit", "batchnorm"},
     {"native_batch_norm_backward", "batchnorm_backward"},
-    {"_batch_norm_impl_index_backward", "batchnorm_backward"}};
+    {"_batch_norm_impl_index_backward", "batchnorm_backward"},
+    // What batch_norm calls on a GPU (an H200's resnet18 backward read the
+    // elementwise curve: 0.16x).
+    {"cudnn_batch_norm", "batchnorm"}, {"miopen_batch_norm", "batchnorm"},
+    {"cudnn_batch_norm_backward", "batchnorm_backward"},
+    {"miopen_batch_norm_backward", "batchnorm_backward"}};
 const std::set<std::string> kReduction = {"sum", "mean", "amax", "amin", "max", "min", "norm",
                                           "var", "std", "argmax", "argmin", "any", "all",
                                           "prod", "logsumexp", "linalg_vector_norm"};
@@ -179,6 +184,7 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
     const GemmDims d = gemmDims(name, sh);
     if (d.valid) return {d.b > 1 && !bmm_.empty() ? bmmUs(d) : gemmUs(d.b * d.m, d.n, d.k), "gemm", false};
   }
+  if (auto attention = attentionEstimate(name, sh)) return *attention;
   if (kConv.count(name) || name == "convolution_backward") {
     const double us = convUs(sh, name == "convolution_backward");
     return {us + inputsFromAfarUs(sh, us, cold, l3), "conv", false};
@@ -189,6 +195,46 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   if (kView.count(name)) return {hw_.view_us, "view", false};
   if (auto pool = poolEstimate(name, sh)) return *pool;
   return memoryEstimate(name, sh, cold, l3);
+}
+
+std::optional<OpEstimate> OpModel::attentionEstimate(const std::string& name,
+                                                    const OpShapes& sh) const {
+  // The fused kernels behind scaled_dot_product_attention, by the layout of
+  // their query: the _scaled_dot_product_* ops take [B, H, L, E], the
+  // kernels they call ([B, L, H, E]) transposed views. A backward's query
+  // follows grad_out. Their costs were the bytes of q, k, v and out on a
+  // memory curve: transformer_big's on an H200 replayed at 205 us forward
+  // and 467 backward against 4 predicted.
+  static const std::map<std::string, bool> kHeadsFirst = {
+      {"_scaled_dot_product_efficient_attention", true},
+      {"_scaled_dot_product_flash_attention", true},
+      {"_scaled_dot_product_flash_attention_for_cpu", true},
+      {"_scaled_dot_product_cudnn_attention", true},
+      {"_efficient_attention_forward", false},
+      {"_flash_attention_forward", false}};
+  const bool backward = name.size() > 9 && name.compare(name.size() - 9, 9, "_backward") == 0;
+  std::string base = backward ? name.substr(0, name.size() - 9) : name;
+  if (base == "_efficient_attention" || base == "_flash_attention") base += "_forward";
+  const auto layout = kHeadsFirst.find(base);
+  if (layout == kHeadsFirst.end() || bmm_.empty()) return std::nullopt;
+  const size_t q_at = backward ? 1 : 0;
+  const TensorFacts *q = sh.inputArg(q_at), *k = sh.inputArg(q_at + 1), *v = sh.inputArg(q_at + 2);
+  if (q == nullptr || k == nullptr || v == nullptr || q->shape.size() != 4 || k->shape.size() != 4 ||
+      v->shape.size() != 4) {
+    return std::nullopt;
+  }
+  // [B, H, L, E] or [B, L, H, E]: heads, then sequence lengths and widths.
+  const size_t seq = layout->second ? 2 : 1, heads = layout->second ? 1 : 2;
+  const double b = static_cast<double>(q->shape[0] * q->shape[heads]);
+  const double l = static_cast<double>(q->shape[seq]), e = static_cast<double>(q->shape[3]);
+  const double s = static_cast<double>(k->shape[seq]), ev = static_cast<double>(v->shape[3]);
+  const auto bmm = [&](double m, double n, double kk) { return bmmUs({true, b, m, n, kk}); };
+  // Forward: scores Q K^T (L x S over E) and their product with V (L x Ev
+  // over S); the softmax between them stays on chip. Backward: the scores
+  // again, dP = dO V^T, dV = P^T dO, dQ = dS K and dK = dS^T Q.
+  const double us = backward ? 2 * bmm(l, s, e) + bmm(s, ev, l) + bmm(l, e, s) + bmm(s, e, l)
+                             : bmm(l, s, e) + bmm(l, ev, s);
+  return OpEstimate{us, "attention", false};
 }
 
 std::optional<OpEstimate> OpModel::poolEstimate(const std::string& name, const OpShapes& sh) const {

@@ -79,6 +79,9 @@ class OpModel {
   double gemmUs(double m, double n, double k) const;
   double bmmUs(const GemmDims& d) const;
   double convUs(const OpShapes& shapes, bool backward) const;
+  // Fused attention kernels (flash, memory-efficient, cuDNN) as the GEMMs
+  // they run on the bmm curve; nullopt for other ops or unreadable shapes.
+  std::optional<OpEstimate> attentionEstimate(const std::string& name, const OpShapes& shapes) const;
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
   double embeddingBackwardUs(double rows, double dim, double lookups, double cold) const;
   double tableFillUs(double bytes) const;

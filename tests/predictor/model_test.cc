@@ -473,6 +473,89 @@ TEST(OpModel, BatchNormBackwardCostsItsPlanesAtTheirSizesTime) {
   EXPECT_LT(model.estimate(t, t.nodes[2]).us, 3.0);
 }
 
+// What batch_norm calls on a GPU reads the batch norm curves: cuDNN's
+// backward over grad_output, input and grad_input (3 x 3200 bytes) at the
+// backward curve's point there. Catches the elementwise curve it read
+// before (3 us at 6000 bytes and beyond) and the forward's curve.
+TEST(OpModel, CudnnBatchNormReadsTheBatchNormCurves) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["batchnorm"] = {{9600, 5}, {19200, 10}};
+  hw.bandwidth["batchnorm_backward"] = {{9600, 40}, {19200, 80}};
+  TraceBuilder b;
+  const auto x = b.tensor({2, 4, 10, 10}), g = b.tensor({2, 4, 10, 10}), gx = b.tensor({2, 4, 10, 10});
+  b.op("aten::cudnn_batch_norm_backward(Tensor input, Tensor grad_output, Tensor weight, "
+       "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, "
+       "float epsilon, Tensor reserveSpace) -> (Tensor, Tensor, Tensor)",
+       {x, g}, {gx});
+  const trace::Trace t = b.finish();
+  const OpEstimate e = OpModel(hw, "uniform").estimate(t, t.nodes[2]);
+  EXPECT_EQ(e.family, "memory:batchnorm_backward");
+  EXPECT_NEAR(e.us, 40.0, 1e-9);
+}
+
+// The fused attention kernels cost the GEMMs they run at the bmm curve's
+// rate (every point here 1e6 flops per us): forward Q K^T and P V, backward
+// the scores again, dP, dV, dQ and dK. q [2, 4, 128, 64], k [2, 4, 256, 64],
+// v [2, 4, 256, 32]: b = 8 heads' worth, L = 128, S = 256, E = 64, Ev = 32.
+// The kernel behind it takes [B, L, H, E]; a backward's query follows
+// grad_out (shaped like the output, [.., Ev], so reading it as the query
+// costs other GEMMs). Catches a layout read the wrong way (L and H
+// swapped), the backward's query taken from argument 0, the backward's five
+// GEMMs counted as the forward's two, and the bytes fallback (a few us).
+TEST(OpModel, FusedAttentionCostsItsGemmsAtTheBmmRate) {
+  HwProfile hw = handProfile();
+  hw.bmm = {{2, 16, 16, 16, 2 * 2 * 16 * 16 * 16 / 1e6}, {64, 512, 512, 128, 2.0 * 64 * 512 * 512 * 128 / 1e6}};
+  const OpModel model(hw, "uniform");
+  const double b = 8, l = 128, s = 256, e = 64, ev = 32;
+  const double fwd = (2 * b * l * s * e + 2 * b * l * s * ev) / 1e6;
+  const double bwd = (2 * 2 * b * l * s * e + 2 * b * s * ev * l + 2 * 2 * b * l * s * e) / 1e6;
+  const auto estimate = [&](const char* schema, bool heads_first, bool backward) {
+    TraceBuilder tb;
+    const auto shape = [&](int64_t seq, int64_t width) {
+      return heads_first ? std::vector<int64_t>{2, 4, seq, width} : std::vector<int64_t>{2, seq, 4, width};
+    };
+    const auto q = tb.tensor(shape(128, 64)), k = tb.tensor(shape(256, 64)), v = tb.tensor(shape(256, 32));
+    const auto o = tb.tensor(shape(128, 32));
+    if (backward) {
+      const auto go = tb.tensor(shape(128, 32));
+      const auto gq = tb.tensor(shape(128, 64)), gk = tb.tensor(shape(256, 64)), gv = tb.tensor(shape(256, 32));
+      tb.op(schema, {go, q, k, v}, {gq, gk, gv});
+    } else {
+      tb.op(schema, {q, k, v}, {o});
+    }
+    const trace::Trace t = tb.finish();
+    const OpEstimate est = model.estimate(t, t.nodes[2]);
+    EXPECT_EQ(est.family, "attention") << schema;
+    return est.us;
+  };
+  EXPECT_NEAR(estimate("aten::_scaled_dot_product_efficient_attention(Tensor query, Tensor key, "
+                       "Tensor value, Tensor? attn_bias, bool compute_log_sumexp, float dropout_p=0., "
+                       "bool is_causal=False, *, float? scale=None) -> (Tensor output, Tensor "
+                       "log_sumexp, Tensor philox_seed, Tensor philox_offset)", true, false),
+              fwd, 1e-6);
+  EXPECT_NEAR(estimate("aten::_efficient_attention_forward(Tensor query, Tensor key, Tensor value, "
+                       "Tensor? bias, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, SymInt? "
+                       "max_seqlen_q, SymInt? max_seqlen_k, float dropout_p, int custom_mask_type, "
+                       "bool compute_log_sumexp=False, *, float? scale=None) -> (Tensor output, "
+                       "Tensor logsumexp, Tensor philox_seed, Tensor philox_offset, SymInt "
+                       "max_seqlen_batch_q, SymInt max_seqlen_batch_k)", false, false),
+              fwd, 1e-6);
+  EXPECT_NEAR(estimate("aten::_scaled_dot_product_flash_attention_backward(Tensor grad_out, Tensor "
+                       "query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, Tensor "
+                       "cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, "
+                       "bool is_causal, Tensor philox_seed, Tensor philox_offset, *, float? "
+                       "scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)",
+                       true, true),
+              bwd, 1e-6);
+  EXPECT_NEAR(estimate("aten::_efficient_attention_backward(Tensor grad_out_, Tensor query, Tensor "
+                       "key, Tensor value, Tensor? bias, Tensor out, Tensor? cu_seqlens_q, Tensor? "
+                       "cu_seqlens_k, SymInt max_seqlen_q, SymInt max_seqlen_k, Tensor logsumexp, "
+                       "float dropout_p, Tensor philox_seed, Tensor philox_offset, int "
+                       "custom_mask_type, bool bias_requires_grad, *, float? scale=None, int? "
+                       "num_splits_key=None) -> (Tensor, Tensor, Tensor, Tensor)", false, true),
+              bwd, 1e-6);
+}
+
 TEST(OpModel, CollectivesReadTheirCurveAndRescaleToAnotherGroupSize) {
   HwProfile hw = handProfile();
   hw.collectives = {{"all_reduce", 2, 1e6, 100}, {"all_reduce", 2, 4e6, 400}};
