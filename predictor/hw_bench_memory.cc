@@ -164,15 +164,18 @@ void measureSpecial(const at::Tensor& a, const at::Tensor& rows, double f, const
 // layer norm's rows (the "norm" curve) do not (conv_adamw's first batch
 // norm replayed in 5.0 ms, 1.5 ms on the norm curve, without page faults).
 // On a CPU 16 x 16 maps, up to 32 channels, the batch takes the rest.
-// A GPU spreads the statistics over channels and pieces of N x H x W, and
-// calls cuDNN's kernels where it has them (as batch_norm does in a
-// replay): 32 x 32 maps, up to 128 channels (an H200's native kernels
-// over 32 channels ran resnet18_big's at a quarter of its replayed rate).
+// A GPU calls cuDNN's kernels where it has them (as batch_norm does in a
+// replay) and spreads the statistics over channels and pieces of N x H x W;
+// a network's largest batch norms are its stem's, few channels on large
+// maps: 64 channels of maps up to 128 x 128. On an H200 the native kernels
+// over 32 channels ran resnet18_big's at a quarter of its replayed rate,
+// cuDNN over 128 channels of 32 x 32 maps at twice it (0.9 TB/s replayed
+// on [128, 64, 112, 112], 1.7 on the curve).
 void measureBatchNorm(const at::Tensor& a, double f, CacheFlusher& flush, const ProfileOptions& o,
                       HwProfile& hw) {
   const bool gpu = onGpu(o);
-  const int64_t n = a.numel(), plane = std::min<int64_t>(n, gpu ? 1024 : 256);
-  const int64_t c = std::min<int64_t>(n / plane, gpu ? 128 : 32), batch = n / plane / c;
+  const int64_t n = a.numel(), plane = std::min<int64_t>(n, gpu ? 16384 : 256);
+  const int64_t c = std::min<int64_t>(n / plane, gpu ? 64 : 32), batch = n / plane / c;
   const at::Tensor x = a.view({batch, c, 16, plane / 16});
   const at::Tensor w = at::ones({c}, a.options()), b = at::zeros({c}, a.options());
   const at::Tensor mean = at::zeros({c}, a.options()), var = at::ones({c}, a.options());
