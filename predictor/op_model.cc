@@ -145,6 +145,11 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
       if (least->flops == 0 || s.flops() < least->flops) *least = {c, s.flops()};
     }
   }
+  const auto& planes = hw.batchnorm_backward_planes;
+  bn_small_end_ = smallPlanesEnd(planes);
+  for (const SizePoint& q : planes.per_plane) {
+    if (q.bytes >= bn_small_end_) bn_ladders_[std::fmod(q.bytes, planes.vector_floats) == 0].push_back(q);
+  }
   buildCurves();
   fitEmbedding();
   fitForeach();
@@ -368,19 +373,12 @@ double OpModel::batchNormPlanesUs(const OpShapes& sh) const {
   // Sizes up to the table's small ones exactly; beyond, the ladder of the
   // sizes the vector width divides or of those it does not, whichever the
   // plane is on (between rungs log-log, proportional past the last).
-  const double small_end = smallPlanesEnd(table);
-  if (plane <= small_end) {
+  if (plane <= bn_small_end_) {
     for (const SizePoint& q : table.per_plane) {
       if (q.bytes == plane) return planes * q.us;
     }
   }
-  const bool divides = std::fmod(plane, table.vector_floats) == 0;
-  std::vector<SizePoint> ladder;
-  for (const SizePoint& q : table.per_plane) {
-    if (q.bytes >= small_end && (std::fmod(q.bytes, table.vector_floats) == 0) == divides) {
-      ladder.push_back(q);
-    }
-  }
+  const std::vector<SizePoint>& ladder = bn_ladders_[std::fmod(plane, table.vector_floats) == 0];
   if (ladder.empty()) return 0;
   return planes * curveUs(ladder, plane);
 }

@@ -127,6 +127,10 @@ class OpModel {
   };
   LeastConv conv_least_;
   std::array<LeastConv, 3> conv_class_least_{};
+  // Batch norm's plane table: the run of small sizes 1..end exactly, and
+  // beyond it the ladders of sizes the vector width divides ([1]) or not.
+  double bn_small_end_ = 0;
+  std::array<std::vector<SizePoint>, 2> bn_ladders_;
   std::vector<KnnPoint<4>> bmm_;
   void fitEmbedding();
   using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;
