@@ -179,28 +179,28 @@ void measureBatchNorm(const at::Tensor& a, double f, CacheFlusher& flush, const 
   const at::Tensor x = a.view({batch, c, 16, plane / 16});
   const at::Tensor w = at::ones({c}, a.options()), b = at::zeros({c}, a.options());
   const at::Tensor mean = at::zeros({c}, a.options()), var = at::ones({c}, a.options());
+  const std::vector<c10::IValue> forward{x, w, b, mean, var, true, 0.1, 1e-5};
+  // cuDNN's forward once for what its backward takes: (output, save_mean,
+  // save_var, reserve); nothing where the build has no cuDNN.
+  std::vector<c10::IValue> saved;
   if (gpu) {
-    const auto cudnn = c10::Dispatcher::singleton().findSchema({"aten::cudnn_batch_norm", ""});
-    std::vector<c10::IValue> fwd{x, w, b, mean, var, true, 0.1, 1e-5};
-    bool have_cudnn = cudnn.has_value();
-    if (have_cudnn) {
+    if (const auto cudnn = c10::Dispatcher::singleton().findSchema({"aten::cudnn_batch_norm", ""})) {
+      saved = forward;
       try {
-        cudnn->callBoxed(fwd);  // (output, save_mean, save_var, reserve)
+        cudnn->callBoxed(saved);
       } catch (const std::exception&) {
-        have_cudnn = false;  // a build without cuDNN: the native kernels below
+        saved.clear();
       }
     }
-    if (have_cudnn && fwd.size() == 4) {
-      measureKernel({"batchnorm", "aten::cudnn_batch_norm", "", 2 * f,
-                     {x, w, b, mean, var, true, 0.1, 1e-5}}, flush, o, hw);
-      measureKernel({"batchnorm_backward", "aten::cudnn_batch_norm_backward", "", 3 * f,
-                     {x, x, w, mean, var, fwd[1], fwd[2], 1e-5, fwd[3]}}, flush, o, hw);
-      return;
-    }
+  }
+  if (saved.size() == 4) {
+    measureKernel({"batchnorm", "aten::cudnn_batch_norm", "", 2 * f, forward}, flush, o, hw);
+    measureKernel({"batchnorm_backward", "aten::cudnn_batch_norm_backward", "", 3 * f,
+                   {x, x, w, mean, var, saved[1], saved[2], 1e-5, saved[3]}}, flush, o, hw);
+    return;
   }
   const at::Tensor save_mean = at::zeros({c}, a.options()), save_invstd = at::ones({c}, a.options());
-  measureKernel({"batchnorm", "aten::native_batch_norm", "", 2 * f,
-                 {x, w, b, mean, var, true, 0.1, 1e-5}}, flush, o, hw);
+  measureKernel({"batchnorm", "aten::native_batch_norm", "", 2 * f, forward}, flush, o, hw);
   measureKernel({"batchnorm_backward", "aten::native_batch_norm_backward", "", 3 * f,
                  {x, x, w, mean, var, save_mean, save_invstd, true, 1e-5,
                   std::vector<bool>{true, true, true}}}, flush, o, hw);
@@ -308,10 +308,9 @@ void measureBatchNormPlanes(const ProfileOptions& o, HwProfile& hw) {
   // ("CPU capability usage: AVX2"): 16 floats for AVX512, 8 otherwise (AVX2,
   // and the 256-bit default and VSX/ZVECTOR vectors).
   planes.vector_floats = at::show_config().find("CPU capability usage: AVX512") != std::string::npos ? 16 : 8;
-  std::vector<int64_t> sizes;
-  for (int64_t p = 1; p <= 32; ++p) sizes.push_back(p);
+  std::vector<int64_t> sizes;  // in increasing order, as the profile keeps them
+  for (int64_t p = 1; p <= 33; ++p) sizes.push_back(p);
   for (const int64_t p : {64, 128, 256, 512}) sizes.insert(sizes.end(), {p, p + 1});
-  sizes.push_back(33);
   const at::TensorOptions f = tensorsOn(o);
   const at::Tensor w = at::randn({kChannels}, f), mean = at::zeros({kChannels}, f),
                    var = at::ones({kChannels}, f);
@@ -323,8 +322,6 @@ void measureBatchNormPlanes(const ProfileOptions& o, HwProfile& hw) {
                               std::vector<bool>{true, true, true}}, o);
     planes.per_plane.push_back({static_cast<double>(p), us / (kBatch * kChannels)});
   }
-  std::sort(planes.per_plane.begin(), planes.per_plane.end(),
-            [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
   if (o.progress) o.progress("batch norm backward: " + std::to_string(sizes.size()) + " plane sizes");
 }
 

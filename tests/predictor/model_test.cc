@@ -315,9 +315,9 @@ TEST(OpModel, AGroupedConvolutionReadsTheGroupedMeasurement) {
 // FLOPs, 7 us; a rate of 73 FLOP/us) and 2 x 8 x 16 x 16 -> 16 (3x3: 590k
 // FLOPs, 100 us); a 1x1 conv of 2 x 8 x 1 x 1 -> 1 (padded to 3 x 3: 288
 // FLOPs) reads a rate near the small point's, so the rate alone says about
-// 4 us. Catches the
-// floor left out (< 7), and one applied above the smallest point (the 3x3
-// shape at 2 x 8 x 8 x 8, 147k FLOPs, stays under 100 us by its rate).
+// 4 us. Catches the floor left out (< 7), and one applied above the
+// smallest point (the 3x3 shape at 2 x 8 x 8 x 8, 147k FLOPs, stays under
+// 100 us by its rate).
 TEST(OpModel, AConvSmallerThanAnyMeasuredCostsTheSmallestOnesCall) {
   HwProfile hw = handProfile();
   hw.conv = {{2, 8, 1, 1, 16, 1, 1, 1, 1, 7.0, 9.0, 8.0},
