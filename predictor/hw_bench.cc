@@ -118,6 +118,11 @@ const int64_t kMobileConvShapes[][7] = {
     {2, 960, 1, 40, 1, 1, 1},    {2, 40, 1, 960, 1, 1, 1},   {8, 512, 1, 32, 1, 1, 1},
     {2, 960, 2, 960, 5, 1, 960}, {2, 960, 2, 960, 3, 1, 960}, {2, 512, 4, 512, 5, 1, 512},
     {2, 256, 8, 256, 5, 1, 256}, {2, 128, 16, 128, 5, 2, 128}, {8, 512, 2, 512, 3, 1, 512},
+    // ConvNeXt's depthwise 7x7 layers, stage by stage at a small input: a
+    // window larger than the map takes oneDNN's slow paths (14x a
+    // contiguous call's time when channels-last, at 2 x 2).
+    {2, 96, 16, 96, 7, 1, 96},   {2, 384, 4, 384, 7, 1, 384}, {2, 768, 2, 768, 7, 1, 768},
+    {8, 192, 8, 192, 7, 1, 192},
 };
 
 double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor& w,
@@ -163,6 +168,17 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
     const at::Tensor gy = at::randn_like(y);
     c.bwd_input_us = convBackwardUs(c, x, w, gy, true, o);
     c.bwd_weight_us = convBackwardUs(c, x, w, gy, false, o);
+    if (!onGpu(o)) {
+      // The input channels-last, the weight as a module holds it: its
+      // output and so the gradient arriving in the backward are then
+      // channels-last too.
+      const at::Tensor xl = x.contiguous(at::MemoryFormat::ChannelsLast);
+      c.fwd_cl_us = timeOp("aten::convolution", "",
+                           {xl, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
+      const at::Tensor gyl = at::randn_like(at::convolution(xl, w, {}, st, pad, dil, false, opad, c.groups));
+      c.bwd_input_cl_us = convBackwardUs(c, xl, w, gyl, true, o);
+      c.bwd_weight_cl_us = convBackwardUs(c, xl, w, gyl, false, o);
+    }
     hw.conv.push_back(c);
   }
   if (o.progress) o.progress("conv: " + std::to_string(hw.conv.size()) + " shapes");
@@ -193,6 +209,11 @@ void keepFaster(HwProfile& kept, const HwProfile& again) {
     faster(kept.conv[i].fwd_us, again.conv[i].fwd_us);
     faster(kept.conv[i].bwd_input_us, again.conv[i].bwd_input_us);
     faster(kept.conv[i].bwd_weight_us, again.conv[i].bwd_weight_us);
+    if (kept.conv[i].hasChannelsLast() && again.conv[i].hasChannelsLast()) {
+      faster(kept.conv[i].fwd_cl_us, again.conv[i].fwd_cl_us);
+      faster(kept.conv[i].bwd_input_cl_us, again.conv[i].bwd_input_cl_us);
+      faster(kept.conv[i].bwd_weight_cl_us, again.conv[i].bwd_weight_cl_us);
+    }
   }
 }
 }  // namespace detail

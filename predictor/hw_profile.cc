@@ -113,6 +113,11 @@ json convJson(const std::vector<ConvPoint>& pts) {
                  {"kw", c.kw}, {"stride", c.stride}, {"groups", c.groups},
                  {"fwd_us", c.fwd_us}, {"bwd_input_us", c.bwd_input_us},
                  {"bwd_weight_us", c.bwd_weight_us}});
+    if (c.hasChannelsLast()) {
+      a.back()["fwd_cl_us"] = c.fwd_cl_us;
+      a.back()["bwd_input_cl_us"] = c.bwd_input_cl_us;
+      a.back()["bwd_weight_cl_us"] = c.bwd_weight_cl_us;
+    }
   }
   return a;
 }
@@ -134,6 +139,11 @@ std::vector<ConvPoint> convFrom(const json& a, const std::string& p) {
     c.fwd_us = field<double>(j, "fwd_us", p, w);
     c.bwd_input_us = field<double>(j, "bwd_input_us", p, w);
     c.bwd_weight_us = field<double>(j, "bwd_weight_us", p, w);
+    if (j.contains("fwd_cl_us")) {
+      c.fwd_cl_us = field<double>(j, "fwd_cl_us", p, w);
+      c.bwd_input_cl_us = field<double>(j, "bwd_input_cl_us", p, w);
+      c.bwd_weight_cl_us = field<double>(j, "bwd_weight_cl_us", p, w);
+    }
     out.push_back(c);
   }
   return out;

@@ -59,6 +59,14 @@ struct GemmPoint {
 struct ConvPoint {
   int64_t n = 0, c = 0, h = 0, w = 0, oc = 0, kh = 0, kw = 0, stride = 1, groups = 1;
   double fwd_us = 0, bwd_input_us = 0, bwd_weight_us = 0;
+  // The same with the input channels-last (NHWC strides, as a network
+  // converted with to(memory_format=channels_last) or one that permutes
+  // around a LayerNorm, ConvNeXt's, hands it on); 0 where not measured.
+  // oneDNN takes another kernel path: a depthwise 7x7 backward on a 2x2 map
+  // of 768 channels took 15 ms against 1.1 contiguous, one of 96 channels on
+  // 16x16 maps 1.0 ms against 3.4.
+  double fwd_cl_us = 0, bwd_input_cl_us = 0, bwd_weight_cl_us = 0;
+  bool hasChannelsLast() const { return fwd_cl_us > 0 && bwd_input_cl_us > 0 && bwd_weight_cl_us > 0; }
 };
 
 // A memory-bound kernel at one size: `bytes` read + written in `us`.

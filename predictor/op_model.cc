@@ -138,11 +138,12 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
   for (const ConvPoint& c : hw.conv) {
     const ConvShape s = convShapeOf(c);
     const std::array<double, 6> x = convFeatures(s);
-    conv_fwd_.push_back({x, logRate(s.flops(), c.fwd_us)});
-    conv_bwd_in_.push_back({x, logRate(s.flops(), c.bwd_input_us)});
-    conv_bwd_w_.push_back({x, logRate(s.flops(), c.bwd_weight_us)});
-    for (LeastConv* least : {&conv_least_, &conv_class_least_[convClass(s)]}) {
-      if (least->flops == 0 || s.flops() < least->flops) *least = {c, s.flops()};
+    for (ConvRates& set : conv_) {
+      if (&set == &conv_[1] && !c.hasChannelsLast()) continue;
+      for (size_t d = 0; d < 3; ++d) set.rates[d].push_back({x, logRate(s.flops(), c.*set.times[d])});
+      for (LeastConv* least : {&set.least, &set.class_least[convClass(s)]}) {
+        if (least->flops == 0 || s.flops() < least->flops) *least = {c, s.flops()};
+      }
     }
   }
   const auto& planes = hw.batchnorm_backward_planes;
@@ -181,18 +182,22 @@ void OpModel::fitForeach() {
 }
 
 OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold,
-                             double l3) const {
+                             double l3, uint32_t channels_last) const {
   std::string name = opKind(t, node);
   if (name.rfind("aten::", 0) == 0) name = name.substr(6);
-  const OpShapes sh = opShapes(t, node);
+  OpShapes sh = opShapes(t, node);
+  for (TensorFacts& f : sh.in) {
+    if (f.arg < 32 && (channels_last >> f.arg & 1u)) f.channels_last = true;
+  }
   if (kGemm.count(name)) {
     const GemmDims d = gemmDims(name, sh);
     if (d.valid) return {d.b > 1 && !bmm_.empty() ? bmmUs(d) : gemmUs(d.b * d.m, d.n, d.k), "gemm", false};
   }
   if (auto attention = attentionEstimate(name, sh)) return *attention;
   if (kConv.count(name) || name == "convolution_backward") {
-    const double us = convUs(sh, name == "convolution_backward");
-    return {us + inputsFromAfarUs(sh, us, cold, l3), "conv", false};
+    bool nhwc = false;
+    const double us = convUs(sh, name == "convolution_backward", &nhwc);
+    return {us + inputsFromAfarUs(sh, us, cold, l3), nhwc ? "conv:channels_last" : "conv", false};
   }
   if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
@@ -395,27 +400,33 @@ double OpModel::bmmUs(const GemmDims& d) const {
                   hw_.dispatch_us);
 }
 
-double OpModel::convUs(const OpShapes& sh, bool backward) const {
+double OpModel::convUs(const OpShapes& sh, bool backward, bool* nhwc_rates) const {
   const ConvShape c = convShapeOf(sh, backward);
-  if (!c.valid || conv_fwd_.empty()) return memoryUs("unary", sh.bytes());
+  if (!c.valid || conv_[0].rates[0].empty()) return memoryUs("unary", sh.bytes());
+  // oneDNN runs a channels-last kernel when the input or the weight is
+  // channels-last (a backward's input is argument 1).
+  const size_t first = backward ? 1 : 0;
+  bool nhwc = false;
+  for (size_t a : {first, first + 1}) {
+    const TensorFacts* f = sh.inputArg(a);
+    nhwc = nhwc || (f && f->channels_last);
+  }
+  const ConvRates& set = conv_[nhwc && !conv_[1].rates[0].empty() ? 1 : 0];
+  if (nhwc_rates) *nhwc_rates = &set == &conv_[1];
   const std::array<double, 6> x = convFeatures(c);
   // A call with fewer FLOPs than the smallest measured conv, or than the
   // smallest of its kernel path, costs at least what that one did (a 1x1
   // conv on 1x1 maps: 7-11 us here; the rate alone predicted 2 us for a
   // U-Net's 1x1 convs that replayed at 8-27; its dense 3x3s on 8x8 maps
   // pay oneDNN's 30-40).
-  const LeastConv& cls = conv_class_least_[convClass(c)];
-  const auto floorOf = [&](double ConvPoint::*us) {
-    double f = 0;
-    for (const LeastConv* least : {&conv_least_, &cls}) {
-      if (least->flops > 0 && c.flops() < least->flops) f = std::max(f, least->point.*us);
+  const auto at = [&](size_t d) {
+    double floor = 0;
+    for (const LeastConv* least : {&set.least, &set.class_least[convClass(c)]}) {
+      if (least->flops > 0 && c.flops() < least->flops) floor = std::max(floor, least->point.*set.times[d]);
     }
-    return f;
+    return std::max(c.flops() / std::exp(knnValue(set.rates[d], x)), floor);
   };
-  const auto at = [&](const std::vector<KnnPoint<6>>& pts, double ConvPoint::*us) {
-    return std::max(c.flops() / std::exp(knnValue(pts, x)), floorOf(us));
-  };
-  if (!backward) return std::max(at(conv_fwd_, &ConvPoint::fwd_us), hw_.dispatch_us);
+  if (!backward) return std::max(at(0), hw_.dispatch_us);
   // output_mask (input 10) says which of grad_input / grad_weight (+ bias)
   // are asked for; each half has its own measured rate.
   bool input = true, weight = true;
@@ -424,9 +435,7 @@ double OpModel::convUs(const OpShapes& sh, bool backward) const {
     input = sh.args[10]->items[0].b;
     weight = sh.args[10]->items[1].b;
   }
-  return std::max((input ? at(conv_bwd_in_, &ConvPoint::bwd_input_us) : 0) +
-                      (weight ? at(conv_bwd_w_, &ConvPoint::bwd_weight_us) : 0),
-                  hw_.dispatch_us);
+  return std::max((input ? at(1) : 0) + (weight ? at(2) : 0), hw_.dispatch_us);
 }
 
 double OpModel::foreachUs(const OpShapes& sh, double cold, double l3) const {

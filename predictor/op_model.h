@@ -7,7 +7,8 @@
 //                  space (skinny GEMMs run far below peak, so no single
 //                  roofline fits them);
 //   conv           the same over the implicit-GEMM shape of the convolution,
-//                  forward and backward measured separately;
+//                  forward and backward measured separately, contiguous and
+//                  channels-last ("conv:channels_last", layout_model.h);
 //   embedding_bag  time per looked-up row by table size, width, pooling and
 //                  index distribution (cache reuse of hot rows is the point);
 //                  the dense backward as fill + sort + a cost per lookup and
@@ -62,8 +63,10 @@ class OpModel {
   // curves for that share. `l3`: the share last touched more than L2 ago
   // but still in the LLC; memory-bound ops add their "@l3" curve's extra
   // time for it.
+  // `channels_last`: bit a set when input argument a is a channels-last
+  // 4-D tensor (layout_model.h; recorded strides say so themselves).
   OpEstimate estimate(const trace::Trace& trace, const trace::Node& node, double cold = 0,
-                      double l3 = 0) const;
+                      double l3 = 0, uint32_t channels_last = 0) const;
 
   // Time of one collective moving `algo_bytes` (nccl-tests size) on a group
   // of `group_size` ranks: the measured curve of that type, from the
@@ -78,7 +81,8 @@ class OpModel {
   void buildCurves();
   double gemmUs(double m, double n, double k) const;
   double bmmUs(const GemmDims& d) const;
-  double convUs(const OpShapes& shapes, bool backward) const;
+  // `nhwc_rates` (optional): set when the channels-last rates were read.
+  double convUs(const OpShapes& shapes, bool backward, bool* nhwc_rates = nullptr) const;
   // Fused attention kernels (flash, memory-efficient, cuDNN) as the GEMMs
   // they run on the bmm curve; nullopt for other ops or unreadable shapes.
   std::optional<OpEstimate> attentionEstimate(const std::string& name, const OpShapes& shapes) const;
@@ -113,7 +117,9 @@ class OpModel {
   // Convolutions in (batch, output pixels, n, k, stride): a small feature
   // map or a strided window runs at another rate than a large, dense one of
   // the same implicit-GEMM shape.
-  std::vector<KnnPoint<6>> conv_fwd_, conv_bwd_in_, conv_bwd_w_;
+  // One set per input layout ([1]: channels-last, from the points that
+  // measured it), each with its floors below.
+  struct ConvRates;
   // The profile's conv with the fewest FLOPs (its times in each direction),
   // overall and in each class of kernel path (convClass: 1x1, other dense
   // windows, grouped): a conv with fewer FLOPs than its class's least costs
@@ -125,8 +131,16 @@ class OpModel {
     ConvPoint point{};
     double flops = 0;
   };
-  LeastConv conv_least_;
-  std::array<LeastConv, 3> conv_class_least_{};
+  struct ConvRates {
+    std::array<double ConvPoint::*, 3> times;  // forward, backward input, backward weight
+    std::array<std::vector<KnnPoint<6>>, 3> rates;
+    LeastConv least;
+    std::array<LeastConv, 3> class_least{};
+  };
+  std::array<ConvRates, 2> conv_{
+      ConvRates{{&ConvPoint::fwd_us, &ConvPoint::bwd_input_us, &ConvPoint::bwd_weight_us}, {}, {}, {}},
+      ConvRates{{&ConvPoint::fwd_cl_us, &ConvPoint::bwd_input_cl_us, &ConvPoint::bwd_weight_cl_us},
+                {}, {}, {}}};
   // Batch norm's plane table: the run of small sizes 1..end exactly, and
   // beyond it the ladders of sizes the vector width divides ([1]) or not.
   double bn_small_end_ = 0;

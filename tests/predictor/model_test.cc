@@ -248,8 +248,8 @@ TEST(HwProfile, AnotherPassKeepsEachComputePointsFasterTime) {
   again.gemm = {{1, 64, 64, 64, 7.0}, {1, 128, 128, 128, 25.0}, {1, 256, 256, 256, 1.0}};
   kept.bmm = {{4, 16, 16, 16, 5.0}};
   again.bmm = {{4, 16, 16, 16, 3.0}};
-  kept.conv = {ConvPoint{8, 3, 32, 32, 16, 3, 3, 1, 1, 100, 200, 300}};
-  again.conv = {ConvPoint{8, 3, 32, 32, 16, 3, 3, 1, 1, 150, 120, 290}};
+  kept.conv = {ConvPoint{8, 3, 32, 32, 16, 3, 3, 1, 1, 100, 200, 300, 50, 60, 70}};
+  again.conv = {ConvPoint{8, 3, 32, 32, 16, 3, 3, 1, 1, 150, 120, 290, 40, 65, 70}};
   kept.bandwidth["unary"] = {{1024, 2.0}};
   again.bandwidth["unary"] = {{1024, 1.0}};
   detail::keepFaster(kept, again);
@@ -260,6 +260,8 @@ TEST(HwProfile, AnotherPassKeepsEachComputePointsFasterTime) {
   EXPECT_EQ(kept.conv[0].fwd_us, 100);
   EXPECT_EQ(kept.conv[0].bwd_input_us, 120);
   EXPECT_EQ(kept.conv[0].bwd_weight_us, 290);
+  EXPECT_EQ(kept.conv[0].fwd_cl_us, 40);
+  EXPECT_EQ(kept.conv[0].bwd_input_cl_us, 60);
   EXPECT_EQ(kept.bandwidth["unary"][0].us, 2.0);
 }
 
@@ -308,6 +310,50 @@ TEST(OpModel, AGroupedConvolutionReadsTheGroupedMeasurement) {
   const OpModel model(hw, "uniform");
   const trace::Trace t = conv2dTrace({2, 256, 8, 8}, {256, 32, 3, 3}, {2, 256, 8, 8}, 1, 8);
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::pow(50.0, 0.9) * std::pow(100.0, 0.1), 1e-6);
+}
+
+// A channels-last input (or weight) reads the channels-last times of the
+// profile's points, the family saying so; a profile that measured none
+// reads the contiguous ones. The shape is the point's own (100 / 40 us
+// forward). Catches the layout ignored (100), the weight's bit not looked
+// at, and an empty channels-last set read (no rate: a NaN or the floor).
+TEST(OpModel, AChannelsLastConvReadsTheChannelsLastMeasurement) {
+  HwProfile hw = handProfile();
+  hw.conv[0].fwd_cl_us = 40.0;
+  hw.conv[0].bwd_input_cl_us = 50.0;
+  hw.conv[0].bwd_weight_cl_us = 900.0;
+  const OpModel model(hw, "uniform");
+  const trace::Trace t = conv2dTrace({2, 8, 16, 16}, {16, 8, 3, 3}, {2, 16, 16, 16}, 1, 1);
+  const OpEstimate plain = model.estimate(t, t.nodes[2], 0, 0, 0);
+  EXPECT_NEAR(plain.us, 100.0, 1e-6);
+  EXPECT_EQ(plain.family, "conv");
+  for (const uint32_t bits : {1u << 0, 1u << 1}) {
+    const OpEstimate nhwc = model.estimate(t, t.nodes[2], 0, 0, bits);
+    EXPECT_NEAR(nhwc.us, 40.0, 1e-6) << bits;
+    EXPECT_EQ(nhwc.family, "conv:channels_last");
+  }
+  const HwProfile without = handProfile();
+  const OpModel old(without, "uniform");
+  const OpEstimate e = old.estimate(t, t.nodes[2], 0, 0, 1u);
+  EXPECT_NEAR(e.us, 100.0, 1e-6);
+  EXPECT_EQ(e.family, "conv");
+}
+
+// The channels-last times are written only where measured and read back;
+// a point without them reads 0 (contiguous only).
+TEST(HwProfile, ChannelsLastConvTimesRoundTripWhereMeasured) {
+  HwProfile hw = handProfile();
+  hw.conv.push_back(hw.conv[0]);
+  hw.conv[1].fwd_cl_us = 40.0;
+  hw.conv[1].bwd_input_cl_us = 50.0;
+  hw.conv[1].bwd_weight_cl_us = 900.0;
+  const std::string text = profileToJson(hw);
+  const HwProfile back = profileFromJson(text, "hw.json");
+  ASSERT_EQ(back.conv.size(), 2u);
+  EXPECT_FALSE(back.conv[0].hasChannelsLast());
+  EXPECT_EQ(back.conv[1].fwd_cl_us, 40.0);
+  EXPECT_EQ(back.conv[1].bwd_input_cl_us, 50.0);
+  EXPECT_EQ(back.conv[1].bwd_weight_cl_us, 900.0);
 }
 
 // A conv with fewer FLOPs than the profile's smallest costs at least what

@@ -9,6 +9,9 @@
 #              --device cuda measures a GPU where there is one, else says why not
 #   bad_input  unreadable trace and profile, an old profile layout: one
 #              message, exit 2
+#   layouts    networks recorded fresh (torch 1.13, no strides): the
+#              convolutions costed channels-last are those whose input was
+#              channels-last as the step ran
 #   mpi        under mpirun: MPI and (built in) gloo collective curves exist,
 #              the 2-rank DDP sample predicts its all_reduces from the curves
 #              of the backend et_replay would use, and a profile lacking
@@ -191,6 +194,35 @@ PY
   msg=$("$PREDICT" "$SRC/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --hw "$WORK/hw2_without.json" --quiet 2>&1); rc=$?
   [ $rc = 2 ] && grep -q "hw2_without.json" <<<"$msg" && grep -q "no $backend collective curves" <<<"$msg" \
     || fail "a profile without $backend curves: exit $rc: $msg"
+  ;;
+layouts)
+  # Networks recorded fresh with torch 1.13 (no strides in the ET): the
+  # convolutions et_predict costs channels-last are the ones whose input was
+  # channels-last as the step ran (the live tensors, tests/predictor/
+  # layout_record.py), in order; ConvNeXt-style blocks make both kinds.
+  py=${ETB_PYTHON:-/usr/bin/python3}
+  "$py" -c "import torch" 2>/dev/null || { echo "SKIP: $py has no torch to record with"; exit 77; }
+  [ "$(json "$HW" "any('fwd_cl_us' in c for c in d['conv'])")" = True ] \
+    || fail "the profile measured no channels-last convolution"
+  for m in convnext converted plain; do
+    "$py" "$SRC/tests/predictor/layout_record.py" "$m" "$WORK/layouts" > "$WORK/layouts.$m.log" 2>&1 \
+      || { cat "$WORK/layouts.$m.log"; fail "recording $m"; }
+    "$PREDICT" "$WORK/layouts/$m.et.json" --hw "$HW" --quiet --report-json "$WORK/layouts/$m.predict.json" \
+      || fail "et_predict on $m exited $?"
+    python3 - "$WORK/layouts/$m.predict.json" "$WORK/layouts/$m.layouts.json" "$m" <<'PY' || fail "$m: layouts differ"
+import json, sys
+ops = [o for o in json.load(open(sys.argv[1]))["ops"] if o["model"].startswith("conv")]
+truth = json.load(open(sys.argv[2]))
+predicted = [o["model"] == "conv:channels_last" for o in ops]
+expected = [cl for _, cl in truth]
+print(f"{sys.argv[3]}: {sum(expected)} of {len(expected)} convolutions channels-last; predicted {predicted}")
+if [o["name"] == "aten::convolution_backward" for o in ops] != [n == "aten::convolution_backward" for n, _ in truth]:
+    sys.exit("the convolutions are not the recorded ones")
+if sys.argv[3] == "convnext" and not (any(expected) and not all(expected)):
+    sys.exit("convnext should run both layouts")
+sys.exit(0 if predicted == expected else 1)
+PY
+  done
   ;;
 *) fail "unknown case $1" ;;
 esac
