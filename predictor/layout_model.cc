@@ -211,7 +211,7 @@ class Layouts {
       }
     }
     // The first input of the output's shape decides (a broadcast operand
-    // does not); then a list whose tensors all agree (cat).
+    // does not).
     for (const In& i : ins_) {
       if (!i.listed && t_.list(i.ref->shape) == shape) return i.order;
     }
@@ -222,6 +222,7 @@ class Layouts {
          name.find("pool") != std::string_view::npos || name.find("upsample") != std::string_view::npos)) {
       return self->order;
     }
+    // A list whose tensors all agree (cat).
     std::optional<Order> agreed;
     for (const In& i : ins_) {
       if (!i.listed || i.order.size() != shape.size()) continue;
