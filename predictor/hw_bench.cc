@@ -162,22 +162,19 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
     const at::Tensor w = at::randn({c.oc, c.c / c.groups, c.kh, c.kw}, tensorsOn(o));
     const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
     const std::vector<int64_t> opad{0, 0};
-    c.fwd_us = timeOp("aten::convolution", "",
-                      {x, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
-    const at::Tensor y = at::convolution(x, w, {}, st, pad, dil, false, opad, c.groups);
-    const at::Tensor gy = at::randn_like(y);
-    c.bwd_input_us = convBackwardUs(c, x, w, gy, true, o);
-    c.bwd_weight_us = convBackwardUs(c, x, w, gy, false, o);
+    // Forward, then each half of the backward with the gradient laid out as
+    // the forward's output is.
+    const auto timeLayout = [&](const at::Tensor& input, double& fwd, double& bwd_input, double& bwd_weight) {
+      fwd = timeOp("aten::convolution", "", {input, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
+      const at::Tensor gy = at::randn_like(at::convolution(input, w, {}, st, pad, dil, false, opad, c.groups));
+      bwd_input = convBackwardUs(c, input, w, gy, true, o);
+      bwd_weight = convBackwardUs(c, input, w, gy, false, o);
+    };
+    timeLayout(x, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
+    // The input channels-last, the weight as a module holds it: its output
+    // and so the gradient arriving in the backward are then channels-last.
     if (!onGpu(o)) {
-      // The input channels-last, the weight as a module holds it: its
-      // output and so the gradient arriving in the backward are then
-      // channels-last too.
-      const at::Tensor xl = x.contiguous(at::MemoryFormat::ChannelsLast);
-      c.fwd_cl_us = timeOp("aten::convolution", "",
-                           {xl, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
-      const at::Tensor gyl = at::randn_like(at::convolution(xl, w, {}, st, pad, dil, false, opad, c.groups));
-      c.bwd_input_cl_us = convBackwardUs(c, xl, w, gyl, true, o);
-      c.bwd_weight_cl_us = convBackwardUs(c, xl, w, gyl, false, o);
+      timeLayout(x.contiguous(at::MemoryFormat::ChannelsLast), c.fwd_cl_us, c.bwd_input_cl_us, c.bwd_weight_cl_us);
     }
     hw.conv.push_back(c);
   }

@@ -64,7 +64,8 @@ class OpModel {
   // but still in the LLC; memory-bound ops add their "@l3" curve's extra
   // time for it.
   // `channels_last`: bit a set when input argument a is a channels-last
-  // 4-D tensor (layout_model.h; recorded strides say so themselves).
+  // 4-D tensor (layout_model.h: from recorded strides, or carried through a
+  // trace without them).
   OpEstimate estimate(const trace::Trace& trace, const trace::Node& node, double cold = 0,
                       double l3 = 0, uint32_t channels_last = 0) const;
 

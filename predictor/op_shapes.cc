@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "predictor/layout_model.h"
-
 namespace etb::predict {
 namespace {
 
@@ -24,7 +22,6 @@ TensorFacts factsOf(const trace::Trace& t, const trace::TensorRef& r, size_t arg
   f.tensor_id = r.tensor_id;
   f.storage_id = r.storage_id;
   f.arg = arg;
-  f.channels_last = r.has_strides && isChannelsLast(f.shape, t.list(r.strides));
   return f;
 }
 

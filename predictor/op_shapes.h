@@ -20,8 +20,8 @@ struct TensorFacts {
   double numel = 0;
   uint64_t tensor_id = 0, storage_id = 0;
   size_t arg = 0;  // index of the node input (or output) it came from
-  // A 4-D tensor in NHWC order (layout_model.h): from its recorded strides
-  // (ET 1.1.1+), or set by the caller from the layouts the trace implies.
+  // A 4-D tensor in NHWC order: set by OpModel::estimate from the layouts
+  // layout_model.h reads (recorded strides) or carries through the trace.
   bool channels_last = false;
 };
 
