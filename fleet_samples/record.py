@@ -14,6 +14,7 @@ Writes <out-dir>/<name>.et.json.gz, <name>.kineto.json.gz, <name>.chrome_legacy.
 See fleet_samples/README.md for what each file holds and why.
 """
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -233,10 +234,25 @@ def timeWithMetrics(args, step):
                                 same_process=not args.metrics_only)
 
 
+def withAutocast(sample, dtype):
+    """The sample's whole step under torch.autocast: its forward's autocast ops (linear, matmul,
+    conv, bmm) run in `dtype`, the backward in the types the forward saved, the optimizer on
+    float32 parameters, as a mixed-precision step wrapped in autocast does."""
+    step, device = sample.step, DEVICE.split(":")[0]
+
+    def autocastStep():
+        with torch.autocast(device, dtype=getattr(torch, dtype)):
+            step()
+    return dataclasses.replace(sample, step=autocastStep,
+                               description=sample.description + " (whole step under %s autocast)" % dtype)
+
+
 def recordSingle(args):
     gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
     torch.manual_seed(args.seed)
     sample = models.BUILDERS[args.model](gen)
+    if args.autocast:
+        sample = withAutocast(sample, args.autocast)
     times, metrics_doc = timeWithMetrics(args, sample.step)
     name = args.name or args.model
     prefix = os.path.join(args.out_dir, name)
@@ -294,6 +310,9 @@ def main():
     ap.add_argument("--device", default="cpu",
                     help="cpu, or cuda on a GPU host with torch >= 2.0 (the models are built "
                          "under torch.set_default_device; single-rank samples only)")
+    ap.add_argument("--autocast", choices=["bfloat16", "float16"],
+                    help="run the whole step under torch.autocast in this type (mixed precision; "
+                         "single-rank samples; CPU torch 1.13 autocasts to bfloat16 only)")
     ap.add_argument("--metrics-only", action="store_true",
                     help="time the plain steps and write only <name>.metrics.json "
                          "(adds the sidecar to a committed sample; traces untouched)")
@@ -316,8 +335,8 @@ def main():
             ap.error("--device %s needs torch >= 2.0 (torch.set_default_device)" % DEVICE)
         torch.set_default_device(DEVICE)
     if args.model in ddp_record.DDP_SAMPLES:
-        if args.metrics_only or args.name:
-            ap.error("--metrics-only and --name are for single-rank samples")
+        if args.metrics_only or args.name or args.autocast:
+            ap.error("--metrics-only, --name and --autocast are for single-rank samples")
         ddp_record.run(args)
     else:
         recordSingle(args)

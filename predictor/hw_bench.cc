@@ -35,6 +35,18 @@ void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
 // minutes, and a coarser grid misses where a BLAS runs fastest (on a Xeon
 // with MKL no point of an 8x-spaced grid came within 25% of the rate of a
 // 256x1024x1024 GEMM, and the mlp sample was predicted 50% over).
+// Whether the device has an mm kernel for `dtype` (CPU libtorch 1.13 has
+// none for float16).
+bool mmRuns(at::ScalarType dtype, const ProfileOptions& o) {
+  try {
+    const at::Tensor a = at::ones({4, 4}, tensorsOn(o).dtype(dtype));
+    at::mm(a, a);
+    return true;
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
 void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   // A GPU runs 8192 x 4096 x 4096 in milliseconds (a CPU core takes 50 ms
   // for 2e9): its grid reaches the layers of large training steps.
@@ -43,24 +55,44 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   std::vector<int64_t> dims{4, 16, 64, 256, 1024, 4096};
   if (onGpu(o)) dims = {4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
   const double cap = onGpu(o) ? 1.4e11 : 2e9;  // m*n*k: keeps each call under ~50 ms
-  for (int64_t m : dims) {
-    for (int64_t n : dims) {
-      for (int64_t k : dims) {
-        if (static_cast<double>(m) * n * k > cap) continue;
-        const at::Tensor a = at::randn({m, k}, tensorsOn(o)), b = at::randn({k, n}, tensorsOn(o));
-        hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o)});
-      }
+  // The same grids again in each reduced-precision type: autocast's layers
+  // run on other kernels. On this project's CPU VM (a Xeon with
+  // avx512_bf16), oneDNN's bfloat16 mm of 256^3 took 240 us against
+  // OpenBLAS's float32 570, and an addmm of 80 x 16 x 16 46 us against 4.3
+  // (the primitive set up per call); a GPU's tensor cores run them at
+  // several times float32's rate.
+  // (The names are trace::dtypeName's, which et_predict looks them up by.)
+  const std::pair<at::ScalarType, const char*> kTypes[] = {
+      {at::kFloat, "float32"}, {at::kBFloat16, "bfloat16"}, {at::kHalf, "float16"}};
+  for (const auto& [dtype, type] : kTypes) {
+    const std::string name(type);
+    if (!mmRuns(dtype, o)) {
+      if (o.progress) o.progress("gemm " + name + ": no mm kernel on this device, not measured");
+      continue;
     }
-    if (o.progress) o.progress("gemm: " + std::to_string(hw.gemm.size()) + " shapes");
-  }
-  // Batched GEMMs from attention heads (few, wide) to pairwise
-  // interactions (hundreds of tiny ones, as DLRM's).
-  for (int64_t bt : {4, 32, 256}) {
-    for (int64_t d : {8, 16, 64, 256}) {
-      for (int64_t k : {8, 16, 64, 256}) {
-        if (static_cast<double>(bt) * d * d * k > cap) continue;
-        const at::Tensor a = at::randn({bt, d, k}, tensorsOn(o)), b = at::randn({bt, k, d}, tensorsOn(o));
-        hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o)});
+    const auto operand = [&](std::initializer_list<int64_t> sizes) {
+      return at::randn(sizes, tensorsOn(o)).to(dtype);
+    };
+    const size_t before = hw.gemm.size();
+    for (int64_t m : dims) {
+      for (int64_t n : dims) {
+        for (int64_t k : dims) {
+          if (static_cast<double>(m) * n * k > cap) continue;
+          const at::Tensor a = operand({m, k}), b = operand({k, n});
+          hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o), name});
+        }
+      }
+      if (o.progress) o.progress("gemm " + name + ": " + std::to_string(hw.gemm.size() - before) + " shapes");
+    }
+    // Batched GEMMs from attention heads (few, wide) to pairwise
+    // interactions (hundreds of tiny ones, as DLRM's).
+    for (int64_t bt : {4, 32, 256}) {
+      for (int64_t d : {8, 16, 64, 256}) {
+        for (int64_t k : {8, 16, 64, 256}) {
+          if (static_cast<double>(bt) * d * d * k > cap) continue;
+          const at::Tensor a = operand({bt, d, k}), b = operand({bt, k, d});
+          hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o), name});
+        }
       }
     }
   }

@@ -91,7 +91,7 @@ HwIdentity identityFrom(const json& j, const std::string& p) {
 json gemmJson(const std::vector<GemmPoint>& pts) {
   json a = json::array();
   for (const GemmPoint& g : pts) {
-    a.push_back({{"b", g.b}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"us", g.us}});
+    a.push_back({{"b", g.b}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"us", g.us}, {"dtype", g.dtype}});
   }
   return a;
 }
@@ -101,7 +101,8 @@ std::vector<GemmPoint> gemmFrom(const json& a, const std::string& p, const std::
   for (const json& j : a) {
     out.push_back({field<int64_t>(j, "b", p, w), field<int64_t>(j, "m", p, w),
                    field<int64_t>(j, "n", p, w), field<int64_t>(j, "k", p, w),
-                   field<double>(j, "us", p, w)});
+                   field<double>(j, "us", p, w),
+                   j.contains("dtype") ? field<std::string>(j, "dtype", p, w) : "float32"});
   }
   return out;
 }

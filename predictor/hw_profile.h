@@ -46,10 +46,12 @@ double otherLoad(const HwIdentity& id);
 // measured the embedding backward 1.5-2.4x its quiet figures).
 bool measuredBesideOtherWork(const HwIdentity& id);
 
-// One GEMM (or batched GEMM) measurement: C[b,m,n] = A[b,m,k] B[b,k,n].
+// One GEMM (or batched GEMM) measurement: C[b,m,n] = A[b,m,k] B[b,k,n],
+// in `dtype` (trace::dtypeName: "float32", "bfloat16", "float16").
 struct GemmPoint {
   int64_t b = 1, m = 0, n = 0, k = 0;
   double us = 0;
+  std::string dtype = "float32";
 };
 
 // One 2-D convolution: forward, and the two halves of convolution_backward

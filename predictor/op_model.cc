@@ -129,11 +129,11 @@ std::string opKind(const trace::Trace& t, const trace::Node& node, std::string* 
 OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_backend)
     : hw_(hw), dist_(std::move(index_dist)), comm_(std::move(comm_backend)) {
   for (const GemmPoint& g : hw.gemm) {
-    gemm_.push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
+    gemm_[g.dtype].push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
   }
   for (const GemmPoint& g : hw.bmm) {
-    bmm_.push_back({{lg(g.b), lg(g.m), lg(g.n), lg(g.k)},
-                    logRate(2.0 * g.b * g.m * g.n * g.k, g.us)});
+    bmm_[g.dtype].push_back({{lg(g.b), lg(g.m), lg(g.n), lg(g.k)},
+                             logRate(2.0 * g.b * g.m * g.n * g.k, g.us)});
   }
   for (const ConvPoint& c : hw.conv) {
     const ConvShape s = convShapeOf(c);
@@ -191,7 +191,15 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   }
   if (kGemm.count(name)) {
     const GemmDims d = gemmDims(name, sh);
-    if (d.valid) return {d.b > 1 && !bmm_.empty() ? bmmUs(d) : gemmUs(d.b * d.m, d.n, d.k), "gemm", false};
+    const trace::DType dtype = sh.computeDType();
+    bool measured = false;
+    if (d.valid) {
+      const double us = d.b > 1 && !bmm_.empty() ? bmmUs(d, dtype, &measured)
+                                                 : gemmUs(d.b * d.m, d.n, d.k, dtype, &measured);
+      // A reduced-precision GEMM names its type where its own rates costed it.
+      const bool typed = measured && dtype != trace::DType::kFloat;
+      return {us, typed ? "gemm:" + std::string(trace::dtypeName(dtype)) : "gemm", false};
+    }
   }
   if (auto attention = attentionEstimate(name, sh)) return *attention;
   if (kConv.count(name) || name == "convolution_backward") {
@@ -238,7 +246,7 @@ std::optional<OpEstimate> OpModel::attentionEstimate(const std::string& name,
   const double b = static_cast<double>(q->shape[0] * q->shape[heads]);
   const double l = static_cast<double>(q->shape[seq]), e = static_cast<double>(q->shape[3]);
   const double s = static_cast<double>(k->shape[seq]), ev = static_cast<double>(v->shape[3]);
-  const auto bmm = [&](double m, double n, double kk) { return bmmUs({true, b, m, n, kk}); };
+  const auto bmm = [&](double m, double n, double kk) { return bmmUs({true, b, m, n, kk}, q->dtype); };
   // Forward: scores Q K^T (L x S over E) and their product with V (L x Ev
   // over S); the softmax between them stays on chip. Backward: the scores
   // again, dP = dO V^T, dV = P^T dO, dQ = dS K and dK = dS^T Q.
@@ -388,15 +396,30 @@ double OpModel::batchNormPlanesUs(const OpShapes& sh) const {
   return planes * curveUs(ladder, plane);
 }
 
-double OpModel::gemmUs(double m, double n, double k) const {
+namespace {
+// The points of `dtype`, else float32's (unknown or unmeasured types).
+template <typename Points>
+const Points* pointsOf(const std::map<std::string, Points>& by_type, trace::DType dtype,
+                       bool* measured) {
+  auto it = by_type.find(std::string(trace::dtypeName(dtype)));
+  if (measured) *measured = it != by_type.end();
+  if (it == by_type.end()) it = by_type.find("float32");
+  return it == by_type.end() ? nullptr : &it->second;
+}
+}  // namespace
+
+double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, bool* measured) const {
   const double flops = 2 * m * n * k;
-  if (gemm_.empty() || flops <= 0) return hw_.dispatch_us;
-  return std::max(flops / std::exp(knnValue(gemm_, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
+  const auto* points = pointsOf(gemm_, dtype, measured);
+  if (points == nullptr || flops <= 0) return hw_.dispatch_us;
+  return std::max(flops / std::exp(knnValue(*points, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
 }
 
-double OpModel::bmmUs(const GemmDims& d) const {
+double OpModel::bmmUs(const GemmDims& d, trace::DType dtype, bool* measured) const {
   const double flops = 2 * d.b * d.m * d.n * d.k;
-  return std::max(flops / std::exp(knnValue(bmm_, {lg(d.b), lg(d.m), lg(d.n), lg(d.k)})),
+  const auto* points = pointsOf(bmm_, dtype, measured);
+  if (points == nullptr) return hw_.dispatch_us;
+  return std::max(flops / std::exp(knnValue(*points, {lg(d.b), lg(d.m), lg(d.n), lg(d.k)})),
                   hw_.dispatch_us);
 }
 

@@ -80,8 +80,12 @@ class OpModel {
  private:
   void fitForeach();
   void buildCurves();
-  double gemmUs(double m, double n, double k) const;
-  double bmmUs(const GemmDims& d) const;
+  // In `dtype`'s points where the profile measured that type, else in
+  // float32's; `measured` (optional) tells which.
+  double gemmUs(double m, double n, double k, trace::DType dtype = trace::DType::kFloat,
+                bool* measured = nullptr) const;
+  double bmmUs(const GemmDims& d, trace::DType dtype = trace::DType::kFloat,
+               bool* measured = nullptr) const;
   // `nhwc_rates` (optional): set when the channels-last rates were read.
   double convUs(const OpShapes& shapes, bool backward, bool* nhwc_rates = nullptr) const;
   // Fused attention kernels (flash, memory-efficient, cuDNN) as the GEMMs
@@ -114,7 +118,8 @@ class OpModel {
 
   const HwProfile& hw_;
   std::string dist_, comm_;
-  std::vector<KnnPoint<3>> gemm_;
+  // GEMM and batched GEMM rates by element type (trace::dtypeName).
+  std::map<std::string, std::vector<KnnPoint<3>>> gemm_;
   // Convolutions in (batch, output pixels, n, k, stride): a small feature
   // map or a strided window runs at another rate than a large, dense one of
   // the same implicit-GEMM shape.
@@ -146,7 +151,7 @@ class OpModel {
   // beyond it the ladders of sizes the vector width divides ([1]) or not.
   double bn_small_end_ = 0;
   std::array<std::vector<SizePoint>, 2> bn_ladders_;
-  std::vector<KnnPoint<4>> bmm_;
+  std::map<std::string, std::vector<KnnPoint<4>>> bmm_;
   void fitEmbedding();
   using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;
   void fitEmbeddingBackward(const EmbeddingTables& family, const EmbeddingTables& both);

@@ -22,6 +22,7 @@ TensorFacts factsOf(const trace::Trace& t, const trace::TensorRef& r, size_t arg
   f.tensor_id = r.tensor_id;
   f.storage_id = r.storage_id;
   f.arg = arg;
+  f.dtype = r.dtype;
   return f;
 }
 
@@ -51,6 +52,15 @@ double OpShapes::bytes() const {
   double b = inputBytes();
   for (const TensorFacts& f : out) b += f.bytes;
   return b;
+}
+
+trace::DType OpShapes::computeDType() const {
+  for (const std::vector<TensorFacts>* side : {&out, &in}) {
+    for (const TensorFacts& f : *side) {
+      if (f.dtype != trace::DType::kUnknown) return f.dtype;
+    }
+  }
+  return trace::DType::kUnknown;
 }
 
 bool OpShapes::outputSameAsInput() const {

@@ -20,6 +20,7 @@ struct TensorFacts {
   double numel = 0;
   uint64_t tensor_id = 0, storage_id = 0;
   size_t arg = 0;  // index of the node input (or output) it came from
+  trace::DType dtype = trace::DType::kUnknown;
   // A 4-D tensor in NHWC order: set by OpModel::estimate from the layouts
   // layout_model.h reads (recorded strides) or carries through the trace.
   bool channels_last = false;
@@ -36,6 +37,10 @@ struct OpShapes {
   bool outputSameAsInput() const;
   // The tensor that input argument `arg` holds; nullptr when not a tensor.
   const TensorFacts* inputArg(size_t arg) const;
+  // The type a kernel computes in: its first output's, else its first
+  // input's (under autocast a linear's inputs mix float32 weights with a
+  // bfloat16 activation; its output is in the type it ran in).
+  trace::DType computeDType() const;
 };
 
 OpShapes opShapes(const trace::Trace& trace, const trace::Node& node);

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "core/base/error.h"
 #include "predictor/hw_bench.h"
 #include "predictor/interp.h"
@@ -75,6 +77,53 @@ TEST(OpModel, GemmAtAMeasuredShapePredictsTheMeasuredTime) {
     EXPECT_EQ(e.family, "gemm");
     EXPECT_NEAR(e.us, 40.0, 1e-6) << t.str(t.nodes[i].name);
   }
+}
+
+// A GEMM is costed at the rates of the type it computes in: its output's
+// (an autocast linear mixes a bfloat16 activation with float32 weights and
+// writes bfloat16). The profile's bfloat16 point of the same shape is 10x
+// the float32 one; float16 was not measured, so a float16 GEMM reads
+// float32's. Catches the type read from the first input (the mixed
+// linear), bfloat16 points mixed into float32's table (the float32 mm would
+// move off 40), and a missing type left without a table (0 or dispatch).
+TEST(OpModel, AGemmReadsThePointsOfTheTypeItComputesIn) {
+  HwProfile hw = handProfile();
+  hw.gemm.push_back({1, 64, 32, 128, 400.0, "bfloat16"});
+  hw.gemm.push_back({1, 256, 256, 256, 90.0, "bfloat16"});
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  const std::string mm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+  for (const DType d : {DType::kFloat, DType::kBFloat16, DType::kHalf}) {
+    b.op(mm, {b.tensor({64, 128}, d), b.tensor({128, 32}, d)}, {b.tensor({64, 32}, d)});
+  }
+  b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+       {b.tensor({64, 128}, DType::kFloat), b.tensor({32, 128}, DType::kFloat), b.tensor({32}, DType::kFloat)},
+       {b.tensor({64, 32}, DType::kBFloat16)});
+  const trace::Trace t = b.finish();
+  const std::pair<double, const char*> expected[] = {
+      {40.0, "gemm"}, {400.0, "gemm:bfloat16"}, {40.0, "gemm"}, {400.0, "gemm:bfloat16"}};
+  for (size_t i = 0; i < 4; ++i) {
+    const OpEstimate e = model.estimate(t, t.nodes[2 + i]);
+    EXPECT_NEAR(e.us, expected[i].first, 1e-6) << i;
+    EXPECT_EQ(e.family, expected[i].second) << i;
+  }
+}
+
+// A point's type is written and read back; a point without one (profiles
+// before it) is float32.
+TEST(HwProfile, GemmTypesRoundTripAndAbsentMeansFloat32) {
+  HwProfile hw = handProfile();
+  hw.gemm.push_back({1, 64, 32, 128, 400.0, "bfloat16"});
+  hw.bmm = {{4, 16, 16, 16, 5.0, "float16"}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "hw.json");
+  ASSERT_EQ(back.gemm.size(), hw.gemm.size());
+  EXPECT_EQ(back.gemm.front().dtype, "float32");
+  EXPECT_EQ(back.gemm.back().dtype, "bfloat16");
+  ASSERT_EQ(back.bmm.size(), 1u);
+  EXPECT_EQ(back.bmm[0].dtype, "float16");
+  nlohmann::json j = nlohmann::json::parse(profileToJson(hw));
+  j["gemm"][0].erase("dtype");
+  EXPECT_EQ(profileFromJson(j.dump(), "hw.json").gemm[0].dtype, "float32");
 }
 
 TEST(OpModel, ConvUsesItsImplicitGemmShapeAndTheBackwardMask) {

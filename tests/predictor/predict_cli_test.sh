@@ -12,6 +12,8 @@
 #   layouts    networks recorded fresh (torch 1.13, no strides): the
 #              convolutions costed channels-last are those whose input was
 #              channels-last as the step ran
+#   dtypes     a step recorded fresh under bfloat16 autocast: the GEMMs costed
+#              at bfloat16's rates are those whose kernel ran in bfloat16
 #   mpi        under mpirun: MPI and (built in) gloo collective curves exist,
 #              the 2-rank DDP sample predicts its all_reduces from the curves
 #              of the backend et_replay would use, and a profile lacking
@@ -199,20 +201,20 @@ layouts)
   # Networks recorded fresh with torch 1.13 (no strides in the ET): the
   # convolutions et_predict costs channels-last are the ones whose input was
   # channels-last as the step ran (the live tensors, tests/predictor/
-  # layout_record.py), in order; ConvNeXt-style blocks make both kinds.
+  # step_record.py), in order; ConvNeXt-style blocks make both kinds.
   py=${ETB_PYTHON:-/usr/bin/python3}
   "$py" -c "import torch" 2>/dev/null || { echo "SKIP: $py has no torch to record with"; exit 77; }
   [ "$(json "$HW" "any('fwd_cl_us' in c for c in d['conv'])")" = True ] \
     || fail "the profile measured no channels-last convolution"
   for m in convnext converted plain; do
-    "$py" "$SRC/tests/predictor/layout_record.py" "$m" "$WORK/layouts" > "$WORK/layouts.$m.log" 2>&1 \
+    "$py" "$SRC/tests/predictor/step_record.py" "$m" "$WORK/layouts" > "$WORK/layouts.$m.log" 2>&1 \
       || { cat "$WORK/layouts.$m.log"; fail "recording $m"; }
     "$PREDICT" "$WORK/layouts/$m.et.json" --hw "$HW" --quiet --report-json "$WORK/layouts/$m.predict.json" \
       || fail "et_predict on $m exited $?"
-    python3 - "$WORK/layouts/$m.predict.json" "$WORK/layouts/$m.layouts.json" "$m" <<'PY' || fail "$m: layouts differ"
+    python3 - "$WORK/layouts/$m.predict.json" "$WORK/layouts/$m.truth.json" "$m" <<'PY' || fail "$m: layouts differ"
 import json, sys
 ops = [o for o in json.load(open(sys.argv[1]))["ops"] if o["model"].startswith("conv")]
-truth = json.load(open(sys.argv[2]))
+truth = json.load(open(sys.argv[2]))["conv"]
 predicted = [o["model"] == "conv:channels_last" for o in ops]
 expected = [cl for _, cl in truth]
 print(f"{sys.argv[3]}: {sum(expected)} of {len(expected)} convolutions channels-last; predicted {predicted}")
@@ -223,6 +225,31 @@ if sys.argv[3] == "convnext" and not (any(expected) and not all(expected)):
 sys.exit(0 if predicted == expected else 1)
 PY
   done
+  ;;
+dtypes)
+  # A step recorded fresh under bfloat16 autocast (torch 1.13) with one layer
+  # kept in float32: each GEMM et_predict costs at bfloat16's rates is one
+  # whose kernel ran in bfloat16 (the live outputs under a dispatch mode,
+  # tests/predictor/step_record.py), in order; the others float32's.
+  py=${ETB_PYTHON:-/usr/bin/python3}
+  "$py" -c "import torch" 2>/dev/null || { echo "SKIP: $py has no torch to record with"; exit 77; }
+  [ "$(json "$HW" "any(g.get('dtype') == 'bfloat16' for g in d['gemm'])")" = True ] \
+    || fail "the profile measured no bfloat16 GEMM"
+  "$py" "$SRC/tests/predictor/step_record.py" autocast "$WORK/dtypes" > "$WORK/dtypes.log" 2>&1 \
+    || { cat "$WORK/dtypes.log"; fail "recording autocast"; }
+  "$PREDICT" "$WORK/dtypes/autocast.et.json" --hw "$HW" --quiet --report-json "$WORK/dtypes/predict.json" \
+    || fail "et_predict on autocast exited $?"
+  python3 - "$WORK/dtypes/predict.json" "$WORK/dtypes/autocast.truth.json" <<'PY' || fail "GEMM types differ"
+import json, sys
+ops = [o for o in json.load(open(sys.argv[1]))["ops"] if o["model"].startswith("gemm")]
+truth = json.load(open(sys.argv[2]))["gemm"]
+predicted = [o["model"].partition(":")[2] or "float32" for o in ops]
+expected = [dtype for _, dtype in truth]
+print(f"{len(expected)} GEMM kernels ran, {expected.count('bfloat16')} in bfloat16; et_predict costed {predicted}")
+if len(set(expected)) < 2:
+    sys.exit("the step should run GEMMs of both types")
+sys.exit(0 if predicted == expected else 1)
+PY
   ;;
 *) fail "unknown case $1" ;;
 esac
