@@ -35,12 +35,28 @@ void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
 // minutes, and a coarser grid misses where a BLAS runs fastest (on a Xeon
 // with MKL no point of an 8x-spaced grid came within 25% of the rate of a
 // 256x1024x1024 GEMM, and the mlp sample was predicted 50% over).
-// Whether the device has an mm kernel for `dtype` (CPU libtorch 1.13 has
-// none for float16).
+// The element types the GEMM and conv points are measured in, by the names
+// et_predict looks them up by (trace::dtypeName).
+const std::pair<at::ScalarType, const char*> kTypes[] = {
+    {at::kFloat, "float32"}, {at::kBFloat16, "bfloat16"}, {at::kHalf, "float16"}};
+
+// Whether the device has a kernel for `dtype` (CPU libtorch 1.13 has no
+// float16 mm or convolution).
 bool mmRuns(at::ScalarType dtype, const ProfileOptions& o) {
   try {
     const at::Tensor a = at::ones({4, 4}, tensorsOn(o).dtype(dtype));
     at::mm(a, a);
+    return true;
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
+bool convRuns(at::ScalarType dtype, const ProfileOptions& o) {
+  try {
+    const at::Tensor x = at::ones({1, 2, 4, 4}, tensorsOn(o).dtype(dtype));
+    const at::Tensor w = at::ones({2, 2, 3, 3}, tensorsOn(o).dtype(dtype));
+    at::convolution(x, w, {}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
     return true;
   } catch (const c10::Error&) {
     return false;
@@ -61,9 +77,6 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   // OpenBLAS's float32 570, and an addmm of 80 x 16 x 16 46 us against 4.3
   // (the primitive set up per call); a GPU's tensor cores run them at
   // several times float32's rate.
-  // (The names are trace::dtypeName's, which et_predict looks them up by.)
-  const std::pair<at::ScalarType, const char*> kTypes[] = {
-      {at::kFloat, "float32"}, {at::kBFloat16, "bfloat16"}, {at::kHalf, "float16"}};
   for (const auto& [dtype, type] : kTypes) {
     const std::string name(type);
     if (!mmRuns(dtype, o)) {
@@ -73,10 +86,14 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
     const auto operand = [&](std::initializer_list<int64_t> sizes) {
       return at::randn(sizes, tensorsOn(o)).to(dtype);
     };
+    // A quick CPU profile stops the reduced types' grid at 1024 (a third of
+    // the shapes and half the time; the largest run at the rate of 1024's).
+    std::vector<int64_t> grid = dims;
+    if (o.quick && dtype != at::kFloat && !onGpu(o)) grid.pop_back();
     const size_t before = hw.gemm.size();
-    for (int64_t m : dims) {
-      for (int64_t n : dims) {
-        for (int64_t k : dims) {
+    for (int64_t m : grid) {
+      for (int64_t n : grid) {
+        for (int64_t k : grid) {
           if (static_cast<double>(m) * n * k > cap) continue;
           const at::Tensor a = operand({m, k}), b = operand({k, n});
           hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o), name});
@@ -188,27 +205,40 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
   if (onGpu(o)) {
     for (const auto& s : kGpuConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5], 1});
   }
-  for (const auto& s : shapes) {
-    ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], s[6], 0, 0, 0};
-    const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o));
-    const at::Tensor w = at::randn({c.oc, c.c / c.groups, c.kh, c.kw}, tensorsOn(o));
-    const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
-    const std::vector<int64_t> opad{0, 0};
-    // Forward, then each half of the backward with the gradient laid out as
-    // the forward's output is.
-    const auto timeLayout = [&](const at::Tensor& input, double& fwd, double& bwd_input, double& bwd_weight) {
-      fwd = timeOp("aten::convolution", "", {input, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
-      const at::Tensor gy = at::randn_like(at::convolution(input, w, {}, st, pad, dil, false, opad, c.groups));
-      bwd_input = convBackwardUs(c, input, w, gy, true, o);
-      bwd_weight = convBackwardUs(c, input, w, gy, false, o);
-    };
-    timeLayout(x, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
-    // The input channels-last, the weight as a module holds it: its output
-    // and so the gradient arriving in the backward are then channels-last.
-    if (!onGpu(o)) {
-      timeLayout(x.contiguous(at::MemoryFormat::ChannelsLast), c.fwd_cl_us, c.bwd_input_cl_us, c.bwd_weight_cl_us);
+  // Each shape in float32, then again in each reduced-precision type the
+  // device has a convolution kernel for (CPU libtorch 1.13 has none in
+  // float16). A quick CPU profile times those contiguous only: each layout
+  // adds as much again, and autocast's float32 conversions of a
+  // channels-last network are the rarer case.
+  for (const auto& [dtype, type] : kTypes) {
+    if (!convRuns(dtype, o)) {
+      if (o.progress) o.progress(std::string("conv ") + type + ": no kernel on this device, not measured");
+      continue;
     }
-    hw.conv.push_back(c);
+    const bool channels_last = !onGpu(o) && (dtype == at::kFloat || !o.quick);
+    for (const auto& s : shapes) {
+      ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], s[6], 0, 0, 0};
+      c.dtype = type;
+      const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o)).to(dtype);
+      const at::Tensor w = at::randn({c.oc, c.c / c.groups, c.kh, c.kw}, tensorsOn(o)).to(dtype);
+      const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
+      const std::vector<int64_t> opad{0, 0};
+      // Forward, then each half of the backward with the gradient laid out as
+      // the forward's output is.
+      const auto timeLayout = [&](const at::Tensor& input, double& fwd, double& bwd_input, double& bwd_weight) {
+        fwd = timeOp("aten::convolution", "", {input, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
+        const at::Tensor gy = at::randn_like(at::convolution(input, w, {}, st, pad, dil, false, opad, c.groups));
+        bwd_input = convBackwardUs(c, input, w, gy, true, o);
+        bwd_weight = convBackwardUs(c, input, w, gy, false, o);
+      };
+      timeLayout(x, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
+      // The input channels-last, the weight as a module holds it: its output
+      // and so the gradient arriving in the backward are then channels-last.
+      if (channels_last) {
+        timeLayout(x.contiguous(at::MemoryFormat::ChannelsLast), c.fwd_cl_us, c.bwd_input_cl_us, c.bwd_weight_cl_us);
+      }
+      hw.conv.push_back(c);
+    }
   }
   if (o.progress) o.progress("conv: " + std::to_string(hw.conv.size()) + " shapes");
 }

@@ -68,6 +68,10 @@ struct ConvPoint {
   // of 768 channels took 15 ms against 1.1 contiguous, one of 96 channels on
   // 16x16 maps 1.0 ms against 3.4.
   double fwd_cl_us = 0, bwd_input_cl_us = 0, bwd_weight_cl_us = 0;
+  // Input, weight and gradient in this type (GemmPoint's names): autocast
+  // runs convolutions in bfloat16, on other kernels (resnet18's under CPU
+  // autocast replayed at 1.5x their float32 time here).
+  std::string dtype = "float32";
   bool hasChannelsLast() const { return fwd_cl_us > 0 && bwd_input_cl_us > 0 && bwd_weight_cl_us > 0; }
 };
 

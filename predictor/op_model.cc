@@ -138,8 +138,9 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
   for (const ConvPoint& c : hw.conv) {
     const ConvShape s = convShapeOf(c);
     const std::array<double, 6> x = convFeatures(s);
-    for (ConvRates& set : conv_) {
-      if (&set == &conv_[1] && !c.hasChannelsLast()) continue;
+    ConvSets& sets = conv_.try_emplace(c.dtype, emptyConvSets()).first->second;
+    for (ConvRates& set : sets) {
+      if (&set == &sets[1] && !c.hasChannelsLast()) continue;
       for (size_t d = 0; d < 3; ++d) set.rates[d].push_back({x, logRate(s.flops(), c.*set.times[d])});
       for (LeastConv* least : {&set.least, &set.class_least[convClass(s)]}) {
         if (least->flops == 0 || s.flops() < least->flops) *least = {c, s.flops()};
@@ -203,9 +204,9 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   }
   if (auto attention = attentionEstimate(name, sh)) return *attention;
   if (kConv.count(name) || name == "convolution_backward") {
-    bool nhwc = false;
-    const double us = convUs(sh, name == "convolution_backward", &nhwc);
-    return {us + inputsFromAfarUs(sh, us, cold, l3), nhwc ? "conv:channels_last" : "conv", false};
+    std::string family = "conv";
+    const double us = convUs(sh, name == "convolution_backward", &family);
+    return {us + inputsFromAfarUs(sh, us, cold, l3), family, false};
   }
   if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
@@ -423,9 +424,12 @@ double OpModel::bmmUs(const GemmDims& d, trace::DType dtype, bool* measured) con
                   hw_.dispatch_us);
 }
 
-double OpModel::convUs(const OpShapes& sh, bool backward, bool* nhwc_rates) const {
+double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) const {
   const ConvShape c = convShapeOf(sh, backward);
-  if (!c.valid || conv_[0].rates[0].empty()) return memoryUs("unary", sh.bytes());
+  const trace::DType dtype = sh.computeDType();
+  bool typed = false;
+  const ConvSets* sets = pointsOf(conv_, dtype, &typed);
+  if (!c.valid || sets == nullptr || (*sets)[0].rates[0].empty()) return memoryUs("unary", sh.bytes());
   // oneDNN runs a channels-last kernel when the input or the weight is
   // channels-last (a backward's input is argument 1).
   const size_t first = backward ? 1 : 0;
@@ -434,8 +438,11 @@ double OpModel::convUs(const OpShapes& sh, bool backward, bool* nhwc_rates) cons
     const TensorFacts* f = sh.inputArg(a);
     nhwc = nhwc || (f && f->channels_last);
   }
-  const ConvRates& set = conv_[nhwc && !conv_[1].rates[0].empty() ? 1 : 0];
-  if (nhwc_rates) *nhwc_rates = &set == &conv_[1];
+  const ConvRates& set = (*sets)[nhwc && !(*sets)[1].rates[0].empty() ? 1 : 0];
+  if (family) {
+    *family = &set == &(*sets)[1] ? "conv:channels_last" : "conv";
+    if (typed && dtype != trace::DType::kFloat) *family += ":" + std::string(trace::dtypeName(dtype));
+  }
   const std::array<double, 6> x = convFeatures(c);
   // A call with fewer FLOPs than the smallest measured conv, or than the
   // smallest of its kernel path, costs at least what that one did (a 1x1

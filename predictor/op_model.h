@@ -86,8 +86,10 @@ class OpModel {
                 bool* measured = nullptr) const;
   double bmmUs(const GemmDims& d, trace::DType dtype = trace::DType::kFloat,
                bool* measured = nullptr) const;
-  // `nhwc_rates` (optional): set when the channels-last rates were read.
-  double convUs(const OpShapes& shapes, bool backward, bool* nhwc_rates = nullptr) const;
+  // `family` (optional): "conv", with ":channels_last" when the
+  // channels-last rates were read and ":<type>" when a reduced-precision
+  // type's were.
+  double convUs(const OpShapes& shapes, bool backward, std::string* family = nullptr) const;
   // Fused attention kernels (flash, memory-efficient, cuDNN) as the GEMMs
   // they run on the bmm curve; nullopt for other ops or unreadable shapes.
   std::optional<OpEstimate> attentionEstimate(const std::string& name, const OpShapes& shapes) const;
@@ -143,10 +145,14 @@ class OpModel {
     LeastConv least;
     std::array<LeastConv, 3> class_least{};
   };
-  std::array<ConvRates, 2> conv_{
-      ConvRates{{&ConvPoint::fwd_us, &ConvPoint::bwd_input_us, &ConvPoint::bwd_weight_us}, {}, {}, {}},
-      ConvRates{{&ConvPoint::fwd_cl_us, &ConvPoint::bwd_input_cl_us, &ConvPoint::bwd_weight_cl_us},
-                {}, {}, {}}};
+  using ConvSets = std::array<ConvRates, 2>;
+  static ConvSets emptyConvSets() {
+    return {ConvRates{{&ConvPoint::fwd_us, &ConvPoint::bwd_input_us, &ConvPoint::bwd_weight_us}, {}, {}, {}},
+            ConvRates{{&ConvPoint::fwd_cl_us, &ConvPoint::bwd_input_cl_us, &ConvPoint::bwd_weight_cl_us},
+                      {}, {}, {}}};
+  }
+  // By element type (trace::dtypeName), as the GEMM rates.
+  std::map<std::string, ConvSets> conv_;
   // Batch norm's plane table: the run of small sizes 1..end exactly, and
   // beyond it the ladders of sizes the vector width divides ([1]) or not.
   double bn_small_end_ = 0;

@@ -317,9 +317,10 @@ TEST(HwProfile, AnotherPassKeepsEachComputePointsFasterTime) {
 // One aten::conv2d of `x` by `w` into `y` (3x3, padding 1) with `stride`
 // and `groups`: node 2 of the trace.
 trace::Trace conv2dTrace(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                         const std::vector<int64_t>& y, int64_t stride, int64_t groups) {
+                         const std::vector<int64_t>& y, int64_t stride, int64_t groups,
+                         DType dtype = DType::kFloat) {
   TraceBuilder b;
-  const auto xt = b.tensor(x), wt = b.tensor(w), yt = b.tensor(y);
+  const auto xt = b.tensor(x, dtype), wt = b.tensor(w, dtype), yt = b.tensor(y, dtype);
   const auto ints = [&](int64_t v) {
     trace::Value l;
     l.kind = trace::ValueKind::kList;
@@ -386,6 +387,41 @@ TEST(OpModel, AChannelsLastConvReadsTheChannelsLastMeasurement) {
   const OpEstimate e = old.estimate(t, t.nodes[2], 0, 0, 1u);
   EXPECT_NEAR(e.us, 100.0, 1e-6);
   EXPECT_EQ(e.family, "conv");
+}
+
+// A bfloat16 convolution reads the bfloat16 point of its shape (its
+// channels-last time where measured, else its contiguous one); a float32
+// one the float32 point, which the bfloat16 point must not move. A profile
+// without bfloat16 points costs it at float32's. Catches the types mixed in
+// one table, the type not read, and a missing channels-last set in the
+// bfloat16 points falling back to float32's channels-last (40).
+TEST(OpModel, ABfloat16ConvReadsTheBfloat16Measurement) {
+  HwProfile hw = handProfile();
+  hw.conv[0].fwd_cl_us = 40.0;
+  hw.conv[0].bwd_input_cl_us = 50.0;
+  hw.conv[0].bwd_weight_cl_us = 900.0;
+  hw.conv.push_back(handProfile().conv[0]);
+  hw.conv[1].fwd_us = 250.0;
+  hw.conv[1].dtype = "bfloat16";
+  const OpModel model(hw, "uniform");
+  const trace::Trace f32 = conv2dTrace({2, 8, 16, 16}, {16, 8, 3, 3}, {2, 16, 16, 16}, 1, 1);
+  const trace::Trace bf16 = conv2dTrace({2, 8, 16, 16}, {16, 8, 3, 3}, {2, 16, 16, 16}, 1, 1, DType::kBFloat16);
+  EXPECT_NEAR(model.estimate(f32, f32.nodes[2]).us, 100.0, 1e-6);
+  const OpEstimate e = model.estimate(bf16, bf16.nodes[2]);
+  EXPECT_NEAR(e.us, 250.0, 1e-6);
+  EXPECT_EQ(e.family, "conv:bfloat16");
+  const OpEstimate cl = model.estimate(bf16, bf16.nodes[2], 0, 0, 1u);
+  EXPECT_NEAR(cl.us, 250.0, 1e-6);
+  EXPECT_EQ(cl.family, "conv:bfloat16");
+  const HwProfile plain = handProfile();
+  const OpModel old(plain, "uniform");
+  const OpEstimate o = old.estimate(bf16, bf16.nodes[2]);
+  EXPECT_NEAR(o.us, 100.0, 1e-6);
+  EXPECT_EQ(o.family, "conv");
+  const HwProfile back = profileFromJson(profileToJson(hw), "hw.json");
+  ASSERT_EQ(back.conv.size(), 2u);
+  EXPECT_EQ(back.conv[0].dtype, "float32");
+  EXPECT_EQ(back.conv[1].dtype, "bfloat16");
 }
 
 // The channels-last times are written only where measured and read back;
