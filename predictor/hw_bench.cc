@@ -30,11 +30,6 @@ void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
   hw.view_us = timeOp("aten::view", "", {m, std::vector<int64_t>{16}}, o);
 }
 
-// --quick measures the same GEMM, BMM and conv shapes as a full profile, with
-// a shorter sampling budget and no second pass: they take seconds of its two
-// minutes, and a coarser grid misses where a BLAS runs fastest (on a Xeon
-// with MKL no point of an 8x-spaced grid came within 25% of the rate of a
-// 256x1024x1024 GEMM, and the mlp sample was predicted 50% over).
 // The element types the GEMM and conv points are measured in, by the names
 // et_predict looks them up by (trace::dtypeName).
 const std::pair<at::ScalarType, const char*> kTypes[] = {
@@ -63,6 +58,11 @@ bool convRuns(at::ScalarType dtype, const ProfileOptions& o) {
   }
 }
 
+// --quick measures the same float32 GEMM, BMM and conv shapes as a full profile, with
+// a shorter sampling budget and no second pass: they take seconds of its two
+// minutes, and a coarser grid misses where a BLAS runs fastest (on a Xeon
+// with MKL no point of an 8x-spaced grid came within 25% of the rate of a
+// 256x1024x1024 GEMM, and the mlp sample was predicted 50% over).
 void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   // A GPU runs 8192 x 4096 x 4096 in milliseconds (a CPU core takes 50 ms
   // for 2e9): its grid reaches the layers of large training steps.
