@@ -35,23 +35,11 @@ void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
 const std::pair<at::ScalarType, const char*> kTypes[] = {
     {at::kFloat, "float32"}, {at::kBFloat16, "bfloat16"}, {at::kHalf, "float16"}};
 
-// Whether the device has a kernel for `dtype` (CPU libtorch 1.13 has no
-// float16 mm or convolution).
-bool mmRuns(at::ScalarType dtype, const ProfileOptions& o) {
+// Whether the device has a kernel for `call`'s type (CPU libtorch 1.13 has
+// no float16 mm or convolution).
+bool kernelRuns(const std::function<void()>& call) {
   try {
-    const at::Tensor a = at::ones({4, 4}, tensorsOn(o).dtype(dtype));
-    at::mm(a, a);
-    return true;
-  } catch (const c10::Error&) {
-    return false;
-  }
-}
-
-bool convRuns(at::ScalarType dtype, const ProfileOptions& o) {
-  try {
-    const at::Tensor x = at::ones({1, 2, 4, 4}, tensorsOn(o).dtype(dtype));
-    const at::Tensor w = at::ones({2, 2, 3, 3}, tensorsOn(o).dtype(dtype));
-    at::convolution(x, w, {}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1);
+    call();
     return true;
   } catch (const c10::Error&) {
     return false;
@@ -79,7 +67,8 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   // several times float32's rate.
   for (const auto& [dtype, type] : kTypes) {
     const std::string name(type);
-    if (!mmRuns(dtype, o)) {
+    const at::Tensor probe = at::ones({4, 4}, tensorsOn(o).dtype(dtype));
+    if (!kernelRuns([&] { at::mm(probe, probe); })) {
       if (o.progress) o.progress("gemm " + name + ": no mm kernel on this device, not measured");
       continue;
     }
@@ -211,7 +200,9 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
   // adds as much again, and autocast's float32 conversions of a
   // channels-last network are the rarer case.
   for (const auto& [dtype, type] : kTypes) {
-    if (!convRuns(dtype, o)) {
+    const at::Tensor probe = at::ones({1, 2, 4, 4}, tensorsOn(o).dtype(dtype));
+    const at::Tensor probe_w = at::ones({2, 2, 3, 3}, tensorsOn(o).dtype(dtype));
+    if (!kernelRuns([&] { at::convolution(probe, probe_w, {}, {1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1); })) {
       if (o.progress) o.progress(std::string("conv ") + type + ": no kernel on this device, not measured");
       continue;
     }

@@ -192,14 +192,12 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   }
   if (kGemm.count(name)) {
     const GemmDims d = gemmDims(name, sh);
-    const trace::DType dtype = sh.computeDType();
-    bool measured = false;
     if (d.valid) {
-      const double us = d.b > 1 && !bmm_.empty() ? bmmUs(d, dtype, &measured)
-                                                 : gemmUs(d.b * d.m, d.n, d.k, dtype, &measured);
-      // A reduced-precision GEMM names its type where its own rates costed it.
-      const bool typed = measured && dtype != trace::DType::kFloat;
-      return {us, typed ? "gemm:" + std::string(trace::dtypeName(dtype)) : "gemm", false};
+      const trace::DType dtype = sh.computeDType();
+      std::string typed;
+      const double us = d.b > 1 && !bmm_.empty() ? bmmUs(d, dtype, &typed)
+                                                 : gemmUs(d.b * d.m, d.n, d.k, dtype, &typed);
+      return {us, "gemm" + typed, false};
     }
   }
   if (auto attention = attentionEstimate(name, sh)) return *attention;
@@ -398,27 +396,30 @@ double OpModel::batchNormPlanesUs(const OpShapes& sh) const {
 }
 
 namespace {
-// The points of `dtype`, else float32's (unknown or unmeasured types).
+// The points of `dtype`, else float32's (unknown or unmeasured types);
+// `typed` (optional): ":<type>" when a reduced-precision type's were read,
+// else empty (the suffix of the report's model family).
 template <typename Points>
 const Points* pointsOf(const std::map<std::string, Points>& by_type, trace::DType dtype,
-                       bool* measured) {
-  auto it = by_type.find(std::string(trace::dtypeName(dtype)));
-  if (measured) *measured = it != by_type.end();
+                       std::string* typed) {
+  const std::string name(trace::dtypeName(dtype));
+  auto it = by_type.find(name);
+  if (typed) *typed = it != by_type.end() && name != "float32" ? ":" + name : "";
   if (it == by_type.end()) it = by_type.find("float32");
   return it == by_type.end() ? nullptr : &it->second;
 }
 }  // namespace
 
-double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, bool* measured) const {
+double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, std::string* typed) const {
   const double flops = 2 * m * n * k;
-  const auto* points = pointsOf(gemm_, dtype, measured);
+  const auto* points = pointsOf(gemm_, dtype, typed);
   if (points == nullptr || flops <= 0) return hw_.dispatch_us;
   return std::max(flops / std::exp(knnValue(*points, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
 }
 
-double OpModel::bmmUs(const GemmDims& d, trace::DType dtype, bool* measured) const {
+double OpModel::bmmUs(const GemmDims& d, trace::DType dtype, std::string* typed) const {
   const double flops = 2 * d.b * d.m * d.n * d.k;
-  const auto* points = pointsOf(bmm_, dtype, measured);
+  const auto* points = pointsOf(bmm_, dtype, typed);
   if (points == nullptr) return hw_.dispatch_us;
   return std::max(flops / std::exp(knnValue(*points, {lg(d.b), lg(d.m), lg(d.n), lg(d.k)})),
                   hw_.dispatch_us);
@@ -426,9 +427,8 @@ double OpModel::bmmUs(const GemmDims& d, trace::DType dtype, bool* measured) con
 
 double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) const {
   const ConvShape c = convShapeOf(sh, backward);
-  const trace::DType dtype = sh.computeDType();
-  bool typed = false;
-  const ConvSets* sets = pointsOf(conv_, dtype, &typed);
+  std::string typed;
+  const ConvSets* sets = pointsOf(conv_, sh.computeDType(), &typed);
   if (!c.valid || sets == nullptr || (*sets)[0].rates[0].empty()) return memoryUs("unary", sh.bytes());
   // oneDNN runs a channels-last kernel when the input or the weight is
   // channels-last (a backward's input is argument 1).
@@ -439,10 +439,7 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
     nhwc = nhwc || (f && f->channels_last);
   }
   const ConvRates& set = (*sets)[nhwc && !(*sets)[1].rates[0].empty() ? 1 : 0];
-  if (family) {
-    *family = &set == &(*sets)[1] ? "conv:channels_last" : "conv";
-    if (typed && dtype != trace::DType::kFloat) *family += ":" + std::string(trace::dtypeName(dtype));
-  }
+  if (family) *family = (&set == &(*sets)[1] ? "conv:channels_last" : "conv") + typed;
   const std::array<double, 6> x = convFeatures(c);
   // A call with fewer FLOPs than the smallest measured conv, or than the
   // smallest of its kernel path, costs at least what that one did (a 1x1

@@ -81,11 +81,12 @@ class OpModel {
   void fitForeach();
   void buildCurves();
   // In `dtype`'s points where the profile measured that type, else in
-  // float32's; `measured` (optional) tells which.
+  // float32's; `typed` (optional): ":<type>" when a reduced-precision
+  // type's were read, else empty.
   double gemmUs(double m, double n, double k, trace::DType dtype = trace::DType::kFloat,
-                bool* measured = nullptr) const;
+                std::string* typed = nullptr) const;
   double bmmUs(const GemmDims& d, trace::DType dtype = trace::DType::kFloat,
-               bool* measured = nullptr) const;
+               std::string* typed = nullptr) const;
   // `family` (optional): "conv", with ":channels_last" when the
   // channels-last rates were read and ":<type>" when a reduced-precision
   // type's were.

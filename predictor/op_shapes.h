@@ -37,9 +37,10 @@ struct OpShapes {
   bool outputSameAsInput() const;
   // The tensor that input argument `arg` holds; nullptr when not a tensor.
   const TensorFacts* inputArg(size_t arg) const;
-  // The type a kernel computes in: its first output's, else its first
-  // input's (under autocast a linear's inputs mix float32 weights with a
-  // bfloat16 activation; its output is in the type it ran in).
+  // The type a kernel computes in: that of its first output with a recorded
+  // type, else of its first such input (under autocast a linear's inputs mix
+  // float32 weights with a bfloat16 activation; its output is in the type it
+  // ran in).
   trace::DType computeDType() const;
 };
 
