@@ -61,7 +61,7 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   const double cap = onGpu(o) ? 1.4e11 : 2e9;  // m*n*k: keeps each call under ~50 ms
   // The same grids again in each reduced-precision type: autocast's layers
   // run on other kernels. On this project's CPU VM (a Xeon with
-  // avx512_bf16), oneDNN's bfloat16 mm of 256^3 took 240 us against
+  // avx512_bf16), oneDNN's bfloat16 mm of 256^3 took 222 us against
   // OpenBLAS's float32 570, and an addmm of 80 x 16 x 16 46 us against 4.3
   // (the primitive set up per call); a GPU's tensor cores run them at
   // several times float32's rate.
