@@ -354,7 +354,7 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
   if (!deviceClock().device.empty()) return deviceMedianCallUs(fn, quick, name);
   const std::vector<double> samples = guardedSamples([&] {
     const double first = callUs(fn);
-    const bool long_call = first >= long_call_us;
+    const bool long_call = first >= longCallUs(quick, long_call_us);
     if (!long_call) fn();
     const size_t min_samples = long_call ? 3 : 5;
     const double budget_us = quick ? 4e3 : 25e3;
@@ -393,7 +393,7 @@ void resetCallCold() {
 double coldCallUs(const std::function<void()>& fn, const std::function<void()>& flush,
                   bool quick, double long_call_us) {
   return medianOf(guardedSamples([&] {
-    const bool long_call = callUs(fn) >= long_call_us;
+    const bool long_call = callUs(fn) >= longCallUs(quick, long_call_us);
     std::vector<double> samples;
     for (int i = 0; i < (long_call ? 3 : coldCallSamples(quick)); ++i) {
       speedGuardCheckpoint();

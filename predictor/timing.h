@@ -7,6 +7,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -60,6 +61,14 @@ void resetCallCold();
 // gigabyte gradient zero-filled and faulted in takes seconds per call, and
 // varies little from call to call); shorter ones twice and at least five.
 inline constexpr double kLongCallUs = 1e6;
+// The same from a tenth of a second in a quick profile: on a VM with 11 us
+// page faults a 64 MiB output costs 190 ms of first touches a call, and the
+// five-sample minimum of such calls (the largest memory-bound sizes, a
+// million-row embedding gradient) took half of a 183 s quick profile.
+inline constexpr double kQuickLongCallUs = 1e5;
+inline double longCallUs(bool quick, double long_call_us) {
+  return quick ? std::min(long_call_us, kQuickLongCallUs) : long_call_us;
+}
 
 // Median microseconds of one call of `fn`. `quick` spends ~4 ms per kernel
 // instead of ~25 ms. Adds its timed calls to the stall tally.
