@@ -61,6 +61,20 @@ TEST(Interp, KnnReturnsAnExactHitAndAveragesEquidistantNeighbours) {
   EXPECT_DOUBLE_EQ(knnValue(pts, {1, 0}, 2), 2.0);
 }
 
+// A query at the centre of a grid cell (a size midway between grid lines in
+// log space, as 2048 between 1024 and 4096) is as near to each corner: all
+// of them count, whatever k and their values (before, ties went to the
+// lowest values: the slowest corners).
+TEST(Interp, KnnTakesEveryCornerAsNearAsTheKthWhateverTheirValues) {
+  const std::vector<KnnPoint<2>> cell = {
+      {{0, 0}, 10.0}, {{2, 0}, 2.0}, {{0, 2}, 3.0}, {{2, 2}, 1.0}, {{6, 6}, 50.0}};
+  EXPECT_DOUBLE_EQ(knnValue(cell, {1, 1}, 2), (10.0 + 2.0 + 3.0 + 1.0) / 4);
+  EXPECT_DOUBLE_EQ(knnValue(cell, {1, 1}, 4), (10.0 + 2.0 + 3.0 + 1.0) / 4);
+  // Off centre the nearer corners weigh more, and k still bounds the rest.
+  const double w0 = 1 / 0.5, w1 = 1 / 2.5;  // squared distances from (0.5, 0.5)
+  EXPECT_NEAR(knnValue(cell, {0.5, 0.5}, 3), (w0 * 10 + w1 * 2 + w1 * 3) / (w0 + 2 * w1), 1e-12);
+}
+
 TEST(OpModel, GemmAtAMeasuredShapePredictsTheMeasuredTime) {
   const HwProfile hw = handProfile();
   const OpModel model(hw, "uniform");
