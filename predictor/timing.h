@@ -62,9 +62,9 @@ void resetCallCold();
 // varies little from call to call); shorter ones twice and at least five.
 inline constexpr double kLongCallUs = 1e6;
 // The same from a tenth of a second in a quick profile: on a VM with 11 us
-// page faults a 64 MiB output costs 190 ms of first touches a call, and the
-// five-sample minimum of such calls (the largest memory-bound sizes, a
-// million-row embedding gradient) took half of a 183 s quick profile.
+// page faults a 64 MiB output costs 190 ms of first touches a call (the
+// largest memory-bound size took 82 s of a 247 s quick profile), and a
+// million-row embedding gradient about 750 (65,536 pages).
 inline constexpr double kQuickLongCallUs = 1e5;
 inline double longCallUs(bool quick, double long_call_us) {
   return quick ? std::min(long_call_us, kQuickLongCallUs) : long_call_us;
