@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "predictor/layout_model.h"
 
+#include "core/pytorch_et/op_schema.h"
+
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -45,36 +47,13 @@ const std::set<std::string_view> kConvForward = {
     "aten::_convolution_mode", "aten::conv_transpose2d", "aten::_slow_conv2d_forward",
     "aten::thnn_conv2d"};
 
-// The position of the schema argument named `arg` among the recorded inputs
-// (the keyword-only marker is not one); nullopt when the schema has none.
+// The position of the schema argument named `arg` among the recorded inputs;
+// nullopt when the schema has none.
 std::optional<size_t> schemaArg(std::string_view schema, std::string_view arg) {
-  const size_t open = schema.find('(');
-  if (open == std::string_view::npos) return std::nullopt;
-  int depth = 0;
-  size_t index = 0, start = open + 1;
-  for (size_t i = open + 1; i < schema.size(); ++i) {
-    const char c = schema[i];
-    if (c == '(' || c == '[' || c == '<') ++depth;
-    if ((c == ')' || c == ']' || c == '>') && depth > 0) {
-      --depth;
-      continue;
-    }
-    if (depth == 0 && (c == ',' || c == ')')) {
-      std::string_view item = schema.substr(start, i - start);
-      while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-      if (item != "*") {
-        const size_t eq = item.find('=');
-        std::string_view decl = item.substr(0, eq);
-        while (!decl.empty() && decl.back() == ' ') decl.remove_suffix(1);
-        const size_t space = decl.rfind(' ');
-        if (space != std::string_view::npos && decl.substr(space + 1) == arg) return index;
-        ++index;
-      }
-      start = i + 1;
-      if (c == ')') break;
-    }
-  }
-  return std::nullopt;
+  const std::vector<std::string_view> names = trace::schemaArgNames(schema);
+  const auto it = std::find(names.begin(), names.end(), arg);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<size_t>(it - names.begin());
 }
 
 std::vector<int64_t> intsOf(const trace::Value& v) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/pytorch_et/et_comm_util.h"
+#include "core/pytorch_et/op_schema.h"
 
 namespace etb::trace::detail {
 namespace {
@@ -192,35 +193,6 @@ CommInfo commFromRecordParamComms(Trace& t, const Node& n, const PgByBackend& pg
 }
 
 namespace {
-// Argument names of a c10 schema: "c10d::allreduce_(Tensor[] tensors, ...)"
-// -> {"tensors", ...}. Empty when there is no schema.
-std::vector<std::string_view> argNames(std::string_view schema) {
-  std::vector<std::string_view> out;
-  const size_t open = schema.find('(');
-  if (open == std::string_view::npos) return out;
-  int depth = 0;
-  size_t start = open + 1;
-  for (size_t i = open + 1; i < schema.size(); ++i) {
-    const char c = schema[i];
-    if (c == '(' || c == '[' || c == '<') ++depth;
-    if ((c == ']' || c == '>') && depth > 0) --depth;
-    const bool end = c == ')' && depth == 0;
-    if (c == ')' && depth > 0) --depth;
-    if ((c == ',' && depth == 0) || end) {
-      std::string_view arg = schema.substr(start, i - start);
-      arg = arg.substr(0, arg.find('='));
-      while (!arg.empty() && arg.back() == ' ') arg.remove_suffix(1);
-      const size_t space = arg.rfind(' ');
-      if (arg != "*" && !arg.empty() && arg.find('*') == std::string_view::npos) {
-        out.push_back(space == std::string_view::npos ? arg : arg.substr(space + 1));
-      }
-      start = i + 1;
-      if (end) break;
-    }
-  }
-  return out;
-}
-
 bool oneOf(std::string_view s, std::initializer_list<std::string_view> names) {
   return std::find(names.begin(), names.end(), s) != names.end();
 }
@@ -255,7 +227,7 @@ bool commFromC10dOp(Trace& t, const Node& n, CommInfo* out) {
   c.raw_name = t.strings.intern(name.substr(name.find("::") + 2));
   c.coalesced = name.find("coalesced") != std::string_view::npos;
   c.is_p2p = c.type == CommType::kSend || c.type == CommType::kRecv;
-  std::vector<std::string_view> args = argNames(t.str(n.op_schema));
+  std::vector<std::string_view> args = schemaArgNames(t.str(n.op_schema));
   if (!args.empty() && args[0] == "_0") {
     const std::vector<std::string_view> real = positionalNames(name);
     std::copy_n(real.begin(), std::min(real.size(), args.size()), args.begin());
