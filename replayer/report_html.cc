@@ -174,8 +174,6 @@ void collectivesTable(std::ostringstream& s, const ReplayResult& r) {
   s << "</table>";
 }
 
-std::string maybeDuration(double us) { return us >= 0 ? formatDuration(us) : std::string("-"); }
-
 // Device (GPU) time per iteration and per op kind, when either side has it.
 void deviceTable(std::ostringstream& s, const ReplayResult& r) {
   if (!r.device_time) return;
@@ -205,7 +203,7 @@ void deviceTable(std::ostringstream& s, const ReplayResult& r) {
     const KindStat& k = kinds[i];
     if (k.device_us < 0 && k.original_device_us < 0) break;
     s << "<tr><td>" << htmlEscape(k.name) << "</td><td class='n'>" << k.count << "</td><td class='n'>"
-      << maybeDuration(k.device_us) << "</td><td class='n'>" << maybeDuration(k.original_device_us)
+      << detail::formatKnownDuration(k.device_us) << "</td><td class='n'>" << detail::formatKnownDuration(k.original_device_us)
       << "</td></tr>";
   }
   s << "</table>";

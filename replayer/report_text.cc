@@ -122,8 +122,6 @@ void printIterations(const ReplayResult& r, std::ostream& os) {
   os << "#\n";
 }
 
-std::string maybeDuration(double us) { return us >= 0 ? formatDuration(us) : std::string("-"); }
-
 void printKindRow(const KindStat& k, bool device, std::ostream& os) {
   os << std::left << std::setw(40) << clip(k.name, 39) << std::right
      << std::setw(7) << k.count << detail::padLeft(formatDuration(k.replay_us), 13);
@@ -136,8 +134,8 @@ void printKindRow(const KindStat& k, bool device, std::ostream& os) {
     os << std::setw(14) << "-" << std::setw(12) << "-" << std::setw(8) << "";
   }
   if (device) {
-    os << detail::padLeft(maybeDuration(k.device_us), 13)
-       << detail::padLeft(maybeDuration(k.original_device_us), 14);
+    os << detail::padLeft(detail::formatKnownDuration(k.device_us), 13)
+       << detail::padLeft(detail::formatKnownDuration(k.original_device_us), 14);
   }
   os << "\n";
 }

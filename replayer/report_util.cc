@@ -35,6 +35,8 @@ std::string formatDuration(double us) {
   return formatFixed(v, digits) + " " + unit.name;
 }
 
+std::string formatKnownDuration(double us) { return us >= 0 ? formatDuration(us) : std::string("-"); }
+
 std::string padLeft(const std::string& text, size_t width) {
   size_t columns = 0;
   for (unsigned char c : text) columns += (c & 0xC0) != 0x80;

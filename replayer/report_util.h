@@ -25,6 +25,8 @@ TimeUnit timeUnitFor(double us);
 // A duration in microseconds in its unit, four significant figures at most:
 // "118.6 s", "12.35 ms", "950.0 µs", "-3.500 ms". Non-finite: "-".
 std::string formatDuration(double us);
+// formatDuration, or "-" for a negative figure (the report's "not known").
+std::string formatKnownDuration(double us);
 // `text` right-aligned in `width` columns, counting UTF-8 characters (µ is
 // two bytes but one column, which std::setw does not know).
 std::string padLeft(const std::string& text, size_t width);
