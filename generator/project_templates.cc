@@ -200,7 +200,9 @@ nor the trace.
 
 Needs CMake >= 3.18, a C++17 compiler and libtorch@MPI_NEEDED@; zlib where
 present (for `.gz` outputs). For GPUs add
-`-DBENCH_WITH_CUDA=ON -DBENCH_WITH_NCCL=ON`.
+`-DBENCH_WITH_CUDA=ON -DBENCH_WITH_NCCL=ON`. The replay runtime compiles in
+batches of files (a unity build, half the build time); `-DBENCH_UNITY=OFF`
+compiles it file by file.
 
 ## Run
 
