@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "predictor/layout_model.h"
 
-#include "core/pytorch_et/op_schema.h"
-
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -10,6 +8,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "core/pytorch_et/op_schema.h"
 
 namespace etb::predict {
 namespace {
