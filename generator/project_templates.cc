@@ -25,8 +25,8 @@ option(BENCH_WITH_GLOO "collectives on gloo where libgloo-dev is installed (the 
 # are fast.
 option(BENCH_PCH "precompile libtorch's headers once for the runtime" OFF)
 # Each of the runtime's ~50 files parses libtorch's headers; compiled in
-# batches (a unity build) they parse them a sixth as often: the test
-# programs built in 112 s with it, 220 s without (-j2, 2-vCPU VM).
+# batches (a unity build) they are parsed once a batch: the test programs
+# built in 112 s with it, 220 s without (-j2, 2-vCPU VM).
 option(BENCH_UNITY "compile the runtime's sources in batches (unity build)" ON)
 
 # ON when the recorded trace has more than one rank or any collective: only

@@ -189,9 +189,9 @@ void deviceTable(std::ostringstream& s, const ReplayResult& r) {
   }
   s << "; original: the profiler's kernels linked to each op and the ops below it</div>"
        "<div class='cards'>";
-  card(s, "replay device time per iteration", d.replay_ms >= 0 ? formatDuration(d.replay_ms * 1e3) : "-");
+  card(s, "replay device time per iteration", detail::formatKnownDuration(d.replay_ms * 1e3));
   card(s, "original device time per iteration",
-       d.original_ms >= 0 ? formatDuration(d.original_ms * 1e3) : "-");
+       detail::formatKnownDuration(d.original_ms * 1e3));
   if (d.original_comm_ms > 0) card(s, "of it, collectives", formatDuration(d.original_comm_ms * 1e3));
   s << "</div><table><tr><th>op kind</th><th class='n'>count</th><th class='n'>replay device</th>"
     << "<th class='n'>original device</th></tr>";

@@ -9,7 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,17 +19,14 @@
 namespace etb::trace {
 namespace {
 
-namespace fs = std::filesystem;
-
-void collectSchemas(const fs::path& root, std::set<std::string>* schemas, int* files) {
-  if (!fs::is_directory(root)) return;
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || name.find("kineto") != std::string::npos) continue;
-    if (name.find(".et.json") == std::string::npos && name.find("_et.json") == std::string::npos) continue;
+// Every distinct op_schema of the execution traces (not profiler files)
+// under `dir`; `files`: how many traces were read.
+void collectSchemas(const std::string& dir, std::set<std::string>* schemas, int* files) {
+  for (const std::string& path :
+       test::listFiles(dir, {".et.json.gz", ".et.json", "_et.json.gz", "_et.json"})) {
     Trace t;
     try {
-      t = readTrace(e.path().string());
+      t = readTrace(path);
     } catch (const std::exception&) {
       continue;  // the readers' own tests cover what they refuse
     }
@@ -45,8 +41,8 @@ void collectSchemas(const fs::path& root, std::set<std::string>* schemas, int* f
 TEST(OpSchemaOracle, EveryRecordedSchemaNamesItsArgumentsAsLibtorchParsesThem) {
   std::set<std::string> schemas;
   int files = 0;
-  collectSchemas(fs::path(ETB_SOURCE_DIR) / "fleet_samples", &schemas, &files);
-  collectSchemas(fs::path(ETB_SHARED_TRACES), &schemas, &files);
+  collectSchemas(std::string(ETB_SOURCE_DIR) + "/fleet_samples", &schemas, &files);
+  collectSchemas(test::sharedTracesDir(), &schemas, &files);
   ASSERT_GT(files, 10) << "fleet_samples/ holds the recorded traces";
   int compared = 0, unparsed = 0;
   for (const std::string& s : schemas) {
