@@ -50,7 +50,7 @@ def _optimizer(model_name, params):
 def _worker(rank, args, port, name):
     model_name, world = DDP_SAMPLES[name]
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(args.threads)
+    metrics.setThreads(torch, args.threads)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(args.seed)
     build = models.DDP_BUILDERS[model_name]

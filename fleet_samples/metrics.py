@@ -28,6 +28,29 @@ def _osThreads():
     return None
 
 
+def setThreads(torch, threads):
+    """torch.set_num_threads and the same limit on a pthread OpenBLAS, which ignores torch's
+    setting and runs GEMMs on every core (Debian's libopenblas0-pthread): without it a
+    `--threads 1` original times its GEMMs on two cores of a 2-core machine (gpt: 31.4 ms a
+    step at 197% CPU against 37.7 ms at 100%), while et_replay --threads 1 limits OpenBLAS too
+    (replayer/threads.cc). Returns the BLAS library limited ("openblas", "" when none)."""
+    import ctypes
+    torch.set_num_threads(threads)
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {line.split()[-1] for line in f if "blas" in line and ".so" in line}
+    except OSError:
+        libs = set()
+    for lib in sorted(libs):
+        try:
+            fn = ctypes.CDLL(lib).openblas_set_num_threads  # already loaded: the same handle
+        except (OSError, AttributeError):
+            continue
+        fn(ctypes.c_int(threads))
+        return "openblas"
+    return ""
+
+
 class _NvmlSampler:
     """Samples NVML every 50 ms in a thread; inert when pynvml or a GPU is missing."""
 

@@ -327,7 +327,7 @@ def main():
     if args.out_dir is None:
         args.out_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), args.model)
     os.makedirs(args.out_dir, exist_ok=True)
-    torch.set_num_threads(args.threads)
+    metrics.setThreads(torch, args.threads)
     global DEVICE
     DEVICE = args.device
     if DEVICE != "cpu":

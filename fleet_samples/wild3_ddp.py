@@ -130,7 +130,7 @@ def _accStep(rank, world, args, gen):
 def _worker(rank, args, port):
     world = args.ranks
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(1)
+    record.metrics.setThreads(torch, 1)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(1234)
     gen = torch.Generator().manual_seed(1234 + rank)

@@ -46,7 +46,7 @@ def _pgConfig(world, even):
 def _worker(rank, args, port):
     world = args.ranks
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(1)
+    record.metrics.setThreads(torch, 1)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     even = list(range(0, world, 2))
     sub = dist.new_group(even)  # every rank calls new_group
