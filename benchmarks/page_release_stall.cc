@@ -101,7 +101,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-size_t flagMiB(int argc, char** argv, const std::string& name, size_t fallback) {
+size_t flagValue(int argc, char** argv, const std::string& name, size_t fallback) {
   for (int i = 1; i + 1 < argc; ++i)
     if (name == argv[i]) return std::strtoul(argv[i + 1], nullptr, 10);
   return fallback;
@@ -110,9 +110,9 @@ size_t flagMiB(int argc, char** argv, const std::string& name, size_t fallback) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const size_t live_mib = flagMiB(argc, argv, "--live-mib", 256);
-  const size_t release_mib = flagMiB(argc, argv, "--release-mib", 32);
-  const int tries = static_cast<int>(flagMiB(argc, argv, "--tries", 8));
+  const size_t live_mib = flagValue(argc, argv, "--live-mib", 256);
+  const size_t release_mib = flagValue(argc, argv, "--release-mib", 32);
+  const int tries = static_cast<int>(flagValue(argc, argv, "--tries", 8));
   if (live_mib == 0 || release_mib == 0 || tries <= 0) {
     std::fprintf(stderr, "usage: %s [--live-mib N>0] [--release-mib N>0] [--tries N>0]\n", argv[0]);
     return 2;
