@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
   std::vector<float> live(live_mib * (size_t{1} << 20) / sizeof(float), 1.0f);
   std::vector<double> touch;
   for (int i = 0; i < 3; ++i) touch.push_back(touchAndRelease(size_t{64} << 20));
-  std::printf("first touch of a fresh 64 MiB mapping: %.2f us/page (median of 3)\n", median(touch));
+  std::printf("first touch of a fresh 64 MiB mapping: %.2f us/page (median of 3)\n",
+              median(touch));
   std::printf("long-lived buffer %zu MiB, release %zu MiB, %d tries per row\n", live_mib, release_mib,
               tries);
   std::printf("%-10s %8s %10s %18s %14s\n", "release", "wait_ms", "stalled", "extra_us/live_page",

@@ -203,8 +203,8 @@ void deviceTable(std::ostringstream& s, const ReplayResult& r) {
     const KindStat& k = kinds[i];
     if (k.device_us < 0 && k.original_device_us < 0) break;
     s << "<tr><td>" << htmlEscape(k.name) << "</td><td class='n'>" << k.count << "</td><td class='n'>"
-      << detail::formatKnownDuration(k.device_us) << "</td><td class='n'>" << detail::formatKnownDuration(k.original_device_us)
-      << "</td></tr>";
+      << detail::formatKnownDuration(k.device_us) << "</td><td class='n'>"
+      << detail::formatKnownDuration(k.original_device_us) << "</td></tr>";
   }
   s << "</table>";
 }
