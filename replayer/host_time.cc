@@ -22,14 +22,32 @@ double spinFor(double us, int* reads) {
   return now - t0;
 }
 
+double detail::nextReadCost(double estimate, double spent_us, int reads) {
+  if (reads <= 0) return estimate;
+  // A VM that reports no steal time counts a host preemption in the
+  // thread's CPU time too: one spin of a few reads then "took" a
+  // millisecond. Taken whole, that raised the estimate tenfold, the spins
+  // after it were skipped as not worth a read, and 2000 spins of 2 us came
+  // to 2623 us. A read's real cost moves by a factor, not by thousands:
+  // each spin may at most double it.
+  const double per_read = std::min(spent_us / reads, 2 * estimate);
+  return estimate + kReadCostWeight * (per_read - estimate);
+}
+
 HostSpinner::HostSpinner() {
   // In the thread's CPU time, as the spins count: a wall-clock measurement
   // took any preemption during these reads as their cost, and every later
-  // spin then fell short by it.
-  constexpr int kReads = 200;
-  const double t0 = threadCpuUs();
-  for (int i = 0; i < kReads; ++i) threadCpuUs();
-  read_us_ = (threadCpuUs() - t0) / (kReads + 1);
+  // spin then fell short by it. The median of batches, as the CPU time can
+  // still hold a preemption the VM does not report (see nextReadCost).
+  constexpr int kBatches = 9, kReads = 24;
+  std::vector<double> per_read(kBatches);
+  for (double& r : per_read) {
+    const double t0 = threadCpuUs();
+    for (int i = 0; i < kReads; ++i) threadCpuUs();
+    r = (threadCpuUs() - t0) / (kReads + 1);
+  }
+  std::nth_element(per_read.begin(), per_read.begin() + kBatches / 2, per_read.end());
+  read_us_ = per_read[kBatches / 2];
 }
 
 void HostSpinner::spin(double us) {
@@ -45,7 +63,7 @@ void HostSpinner::spin(double us) {
   // now: the figure taken at construction goes stale when a sibling
   // hardware thread becomes busy (each read then costs more, and every spin
   // would overshoot by the difference, uncounted).
-  if (reads > 0) read_us_ += kReadCostWeight * (spent / reads - read_us_);
+  read_us_ = detail::nextReadCost(read_us_, spent, reads);
 }
 
 std::vector<double> emulatedGaps(const std::vector<double>& original_us,

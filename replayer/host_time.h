@@ -64,6 +64,14 @@ double spinFor(double us, int* reads = nullptr);
 // (measured at construction, then followed from the spins themselves) is
 // taken off each spin, and what one spin still overshoots comes off the
 // next one.
+namespace detail {
+// How much of each spin's own figure goes into the estimate of a read.
+constexpr double kReadCostWeight = 0.05;
+// The estimate of one clock read after a spin of `reads` reads that took
+// `spent_us`: a moving average whose step is capped at twice the estimate.
+double nextReadCost(double estimate, double spent_us, int reads);
+}  // namespace detail
+
 class HostSpinner {
  public:
   HostSpinner();
@@ -71,7 +79,6 @@ class HostSpinner {
   void reset() { debt_us_ = 0; }
 
  private:
-  static constexpr double kReadCostWeight = 0.05;  // of each spin's own figure
   double read_us_ = 0;  // one read of the thread's CPU clock
   double debt_us_ = 0;  // spun beyond what was asked so far (< 0: owed)
 };

@@ -46,6 +46,23 @@ TEST(HostPlan, SpinsAddUpToWhatWasAsked) {
   EXPECT_LT(spent, 4000.0 * 1.10) << "per-spin overshoot accumulates";
 }
 
+// A spin the host preempted for a millisecond (counted in the thread's CPU
+// time on a VM that reports no steal) moves the read estimate at most by
+// the average's weight times the estimate; an ordinary spin moves it by the
+// weight times its difference, up or down.
+TEST(HostPlan, AStalledSpinMovesTheReadCostLittle) {
+  const double w = detail::kReadCostWeight;
+  EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 1000.0, 1), 0.5 + w * 0.5);
+  EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 7.5, 10), 0.5 + w * 0.25);
+  EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 3.0, 10), 0.5 - w * 0.2);
+  EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 0.0, 0), 0.5);
+  // Ten stalled spins in a row, as a busy host gives: the estimate grows
+  // by at most (1 + w) per spin, and a spin of 2 us still reads the clock.
+  double est = 0.5;
+  for (int i = 0; i < 10; ++i) est = detail::nextReadCost(est, 1000.0, 1);
+  EXPECT_LT(est, 2.0);
+}
+
 // Whole-microsecond gaps of 2 and 3: the median says 3, the trimmed mean
 // keeps the fraction and drops the outliers (the top and bottom 10%).
 TEST(HostPlan, TrimmedMeanKeepsTheFraction) {
