@@ -28,9 +28,11 @@ double detail::nextReadCost(double estimate, double spent_us, int reads) {
   // thread's CPU time too: one spin of a few reads then "took" a
   // millisecond. Taken whole, that raised the estimate tenfold, the spins
   // after it were skipped as not worth a read, and 2000 spins of 2 us came
-  // to 2623 us. A read's real cost moves by a factor, not by thousands:
-  // each spin may at most double it.
-  const double per_read = std::min(spent_us / reads, 2 * estimate);
+  // to 2623 us. Such a spin says nothing of a read's cost and is left out;
+  // every other one counts in full (capping them biased the estimate low,
+  // and each spin then overshot: 4410 us for the same 4000).
+  const double per_read = spent_us / reads;
+  if (estimate > 0 && per_read > kPreemptedReads * estimate) return estimate;
   return estimate + kReadCostWeight * (per_read - estimate);
 }
 

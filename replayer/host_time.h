@@ -67,8 +67,10 @@ double spinFor(double us, int* reads = nullptr);
 namespace detail {
 // How much of each spin's own figure goes into the estimate of a read.
 constexpr double kReadCostWeight = 0.05;
+// A spin whose reads took this many times the estimate each was preempted.
+constexpr double kPreemptedReads = 8;
 // The estimate of one clock read after a spin of `reads` reads that took
-// `spent_us`: a moving average whose step is capped at twice the estimate.
+// `spent_us`: a moving average that leaves preempted spins out.
 double nextReadCost(double estimate, double spent_us, int reads);
 }  // namespace detail
 

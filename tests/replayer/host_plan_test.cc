@@ -42,25 +42,23 @@ TEST(HostPlan, SpinsAddUpToWhatWasAsked) {
   EXPECT_GT(spent, 4000.0 * 0.9);
   // Without the carried debt each 2 us spin overshoots by about one clock
   // read (0.5-1.5 us here): +25-75%. With it, 4221 of 4200 was seen once
-  // under load (two helpers building), so the bound leaves 10%.
-  EXPECT_LT(spent, 4000.0 * 1.10) << "per-spin overshoot accumulates";
+  // under load (two helpers building), and 4410 of 4000 in a CI run with
+  // the estimate capped; the bound leaves 15%.
+  EXPECT_LT(spent, 4000.0 * 1.15) << "per-spin overshoot accumulates";
 }
 
 // A spin the host preempted for a millisecond (counted in the thread's CPU
-// time on a VM that reports no steal) moves the read estimate at most by
-// the average's weight times the estimate; an ordinary spin moves it by the
-// weight times its difference, up or down.
-TEST(HostPlan, AStalledSpinMovesTheReadCostLittle) {
+// time on a VM that reports no steal) leaves the read estimate as it was;
+// any other spin moves it by the average's weight times its difference, up
+// or down, a slow one (a busy sibling thread) in full.
+TEST(HostPlan, AStalledSpinLeavesTheReadCostAlone) {
   const double w = detail::kReadCostWeight;
-  EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 1000.0, 1), 0.5 + w * 0.5);
+  EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 1000.0, 1), 0.5);
   EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 7.5, 10), 0.5 + w * 0.25);
   EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 3.0, 10), 0.5 - w * 0.2);
+  EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 35.0, 10), 0.5 + w * 3.0);  // 7x: followed
   EXPECT_DOUBLE_EQ(detail::nextReadCost(0.5, 0.0, 0), 0.5);
-  // Ten stalled spins in a row, as a busy host gives: the estimate grows
-  // by at most (1 + w) per spin, and a spin of 2 us still reads the clock.
-  double est = 0.5;
-  for (int i = 0; i < 10; ++i) est = detail::nextReadCost(est, 1000.0, 1);
-  EXPECT_LT(est, 2.0);
+  EXPECT_DOUBLE_EQ(detail::nextReadCost(0, 3.0, 10), w * 0.3);  // nothing known yet
 }
 
 // Whole-microsecond gaps of 2 and 3: the median says 3, the trimmed mean
