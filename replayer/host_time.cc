@@ -2,8 +2,10 @@
 #include "replayer/host_time.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/base/error.h"
+#include "replayer/replay_result.h"
 #include "replayer/timer.h"
 
 namespace etb::replay {
@@ -48,8 +50,7 @@ HostSpinner::HostSpinner() {
     for (int i = 0; i < kReads; ++i) threadCpuUs();
     r = (threadCpuUs() - t0) / (kReads + 1);
   }
-  std::nth_element(per_read.begin(), per_read.begin() + kBatches / 2, per_read.end());
-  read_us_ = per_read[kBatches / 2];
+  read_us_ = medianOf(std::move(per_read));
 }
 
 void HostSpinner::spin(double us) {

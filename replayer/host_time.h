@@ -58,12 +58,6 @@ std::vector<double> emulatedGaps(const std::vector<double>& original_us,
 // when given, gets the number of clock reads that took.
 double spinFor(double us, int* reads = nullptr);
 
-// Spins for a sequence of gaps so that their sum comes out right. The
-// thread's CPU clock is read through a system call (0.5-1.5 us on a VM): a
-// spin costs about one read more than it measures, so that read's cost
-// (measured at construction, then followed from the spins themselves) is
-// taken off each spin, and what one spin still overshoots comes off the
-// next one.
 namespace detail {
 // How much of each spin's own figure goes into the estimate of a read.
 constexpr double kReadCostWeight = 0.05;
@@ -74,6 +68,12 @@ constexpr double kPreemptedReads = 8;
 double nextReadCost(double estimate, double spent_us, int reads);
 }  // namespace detail
 
+// Spins for a sequence of gaps so that their sum comes out right. The
+// thread's CPU clock is read through a system call (0.5-1.5 us on a VM): a
+// spin costs about one read more than it measures, so that read's cost
+// (measured at construction, then followed from the spins themselves) is
+// taken off each spin, and what one spin still overshoots comes off the
+// next one.
 class HostSpinner {
  public:
   HostSpinner();
