@@ -27,17 +27,18 @@ bool HeapModel::fitsInHeap(double bytes) const {
   return false;
 }
 
-double HeapModel::allocate(uint64_t key, double bytes) {
+double HeapModel::allocate(uint64_t key, double bytes, bool written) {
   bytes = std::max(bytes, 16.0) + kHeader;
   if (bytes >= mmap_threshold_ && !fitsInHeap(bytes)) {
     // A mapped chunk is whole pages; freeing it sets the threshold to that
     // size, so a request of the same size goes to the heap next time.
     live_[key] = {std::ceil((bytes + kHeader) / kPage) * kPage, true};
-    return bytes;
+    return written ? bytes : 0;
   }
   const double before = touched_;
   const double at = fromHeap(bytes);
   live_[key] = {at, false};
+  if (!written) return 0;
   touched_ = std::max(touched_, at + bytes);
   return std::max(0.0, at + bytes - std::max(at, before));
 }
@@ -122,6 +123,7 @@ struct Instance {
   double bytes = 0;
   bool leaf = false;
   size_t last_use = 0;
+  bool written = true;
 };
 
 // What a step does to the heap, in order: allocate or free an instance.
@@ -205,6 +207,7 @@ class TimelineBuilder {
     for (const auto& [sid, k] : local.instance) {
       if (outs.count(sid)) continue;
       temps_.insert(k);
+      if (superseded(local, sid, k, outs)) tl_.instances[k].written = false;
       ev.push_back({2 * local.last_child[sid] + 1, {k, false}});
     }
     std::stable_sort(ev.begin(), ev.end(),
@@ -249,10 +252,33 @@ class TimelineBuilder {
 
   struct Local {
     std::map<uint64_t, size_t> instance;    // storages allocated by this step
+    std::map<uint64_t, size_t> made_at;     // ... the child that allocated them
+    std::map<uint64_t, size_t> made_until;  // ... and the last call within it
+    std::set<uint64_t> empty_made;          // ... those an aten::empty* call made
     std::map<uint64_t, size_t> last_child;  // ... and the last child using them
     std::vector<std::pair<size_t, size_t>> order;  // (child ordinal, instance)
     size_t children = 0;
   };
+
+  // A buffer the op allocated, never passed to another call, and then
+  // allocated again at the same size as its result: libtorch 1.13's CPU
+  // batch norm backward makes grad_input with empty_like, then, on its
+  // contiguous path, makes it again and returns the second. The first is
+  // freed with no page of it written (et_replay faults one of the two).
+  bool superseded(const Local& local, uint64_t sid, size_t k, const std::set<uint64_t>& outs) const {
+    const auto made = local.made_at.find(sid);
+    if (made == local.made_at.end() || !local.empty_made.count(sid) ||
+        local.last_child.at(sid) > local.made_until.at(sid)) {
+      return false;
+    }
+    for (const auto& [other, at] : local.made_at) {
+      if (at > made->second && outs.count(other) && local.empty_made.count(other) &&
+          tl_.instances[local.instance.at(other)].bytes == tl_.instances[k].bytes) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   // The recorded children's new outputs, in call order.
   void descend(const trace::Node& node, const std::set<uint64_t>& inputs, Local& local) {
@@ -261,6 +287,7 @@ class TimelineBuilder {
       if (child.kind != trace::NodeKind::kOperator) continue;
       const size_t ordinal = local.children++;
       std::set<uint64_t> reads;
+      std::vector<uint64_t> made;
       eachTensor(t_, child.inputs, [&](const trace::TensorRef& r) {
         reads.insert(r.storage_id);
         if (local.instance.count(r.storage_id)) local.last_child[r.storage_id] = ordinal;
@@ -273,10 +300,14 @@ class TimelineBuilder {
         }
         const size_t k = make(r, 0);
         local.instance[r.storage_id] = k;
+        local.made_at[r.storage_id] = ordinal;
+        made.push_back(r.storage_id);
+        if (t_.name(child).rfind("aten::empty", 0) == 0) local.empty_made.insert(r.storage_id);
         local.last_child[r.storage_id] = ordinal;
         local.order.push_back({ordinal, k});
       });
       descend(child, inputs, local);
+      for (uint64_t sid : made) local.made_until[sid] = local.children - 1;
     }
   }
 
@@ -315,7 +346,8 @@ HeapScript heapScript(const trace::Trace& t, const std::vector<replay::SelectedN
   script.steps.resize(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     for (const Event& e : tl.events[i]) {
-      script.steps[i].push_back({e.instance, tl.instances[e.instance].bytes, e.alloc, e.first_pass_only});
+      script.steps[i].push_back({e.instance, tl.instances[e.instance].bytes, e.alloc, e.first_pass_only,
+                                 tl.instances[e.instance].written});
     }
     for (size_t k : tl.frees[i]) script.steps[i].push_back({k, tl.instances[k].bytes, false, false});
   }
@@ -331,7 +363,7 @@ std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int
     for (size_t i = 0; i < script.steps.size(); ++i) {
       for (const HeapCall& c : script.steps[i]) {
         if (c.first_pass_only && pass > 0) continue;
-        if (c.alloc) fresh[pass][i] += heap.allocate(c.key, c.bytes);
+        if (c.alloc) fresh[pass][i] += heap.allocate(c.key, c.bytes, c.written);
         else heap.release(c.key);
       }
     }
@@ -354,7 +386,7 @@ std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double f
   double pages = 0;
   for (size_t i = 0; i < script.steps.size(); ++i) {
     for (const HeapCall& c : script.steps[i]) {
-      if (!c.alloc || c.first_pass_only || c.bytes < min_block) continue;
+      if (!c.alloc || c.first_pass_only || !c.written || c.bytes < min_block) continue;
       offered[i] += std::ceil(c.bytes / page_bytes) * page_bytes;
       pages += std::ceil(c.bytes / page_bytes);
     }

@@ -42,8 +42,10 @@ class HeapModel {
   static constexpr double kHeader = 16, kPage = 4096;  // chunk header; mapping granule
 
   // Allocates `bytes` under `key`; returns the bytes of never-touched pages
-  // the allocation spans (the caller writes all of it).
-  double allocate(uint64_t key, double bytes);
+  // the allocation spans (the caller writes all of it). An allocation the
+  // caller never writes (`written` false) takes its place in the heap but
+  // touches no page.
+  double allocate(uint64_t key, double bytes, bool written = true);
   void release(uint64_t key);
   double heapBytes() const { return top_; }
 
@@ -76,6 +78,7 @@ struct HeapCall {
   double bytes = 0;
   bool alloc = true;
   bool first_pass_only = false;
+  bool written = true;  // false: allocated and freed unwritten (a superseded buffer)
 };
 struct HeapScript {
   std::vector<HeapCall> leaves;

@@ -189,5 +189,52 @@ TEST(HeapModel, AConvsHiddenWeightCopyFaultsLikeAnOutput) {
   EXPECT_LE(f[0], weight + 3 * activation + 4 * 4096.0);
 }
 
+// libtorch 1.13's CPU batch norm backward: grad_input made by empty_like,
+// made again on the contiguous path, and only the second returned (and
+// written). 40 MiB buffers sit above the 32 MiB ceiling: each written one
+// faults in whole every iteration, so one buffer's pages, not two.
+trace::Trace supersededGradInput(int64_t second_rows, bool read_first) {
+  TraceBuilder b;
+  const auto x = b.tensor({10240, 1024}), dy = b.tensor({10240, 1024});
+  const auto first = b.tensor({10240, 1024}), dx = b.tensor({second_rows, 1024});
+  const trace::NodeId bn = b.op("aten::native_batch_norm_backward(Tensor grad_out, Tensor input) -> Tensor",
+                                {dy, x}, {dx});
+  b.under(bn);
+  b.op("aten::empty_like(Tensor self) -> Tensor", {x}, {first});
+  if (read_first) b.op("aten::copy_(Tensor self, Tensor src) -> Tensor", {first, dy}, {first});
+  b.op("aten::empty_like(Tensor self) -> Tensor", {x}, {dx});
+  b.under(2);
+  const auto r = b.tensor({second_rows, 1024});
+  b.op("aten::relu(Tensor self) -> Tensor", {dx}, {r});
+  return b.finish();
+}
+
+TEST(HeapModel, ABufferAllocatedAgainAsTheResultIsNeverWritten) {
+  const std::vector<double> f = fresh(supersededGradInput(10240, false));
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_GE(f[0], 40 * kMiB);
+  EXPECT_LT(f[0], 41 * kMiB);
+  // The original's faults are shared by the written buffers alone: half to
+  // the batch norm's result, half to relu's.
+  const trace::Trace t = supersededGradInput(10240, false);
+  const auto sel = replay::selectNodes(t, replay::chooseIteration(t, 0));
+  const std::vector<double> o =
+      originalFaultBytesPerStep(heapScript(t, sel, t.children()), 5000, 4096, 64 * 1024);
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_DOUBLE_EQ(o[0], 2500 * 4096.0);
+  EXPECT_DOUBLE_EQ(o[1], 2500 * 4096.0);
+}
+
+TEST(HeapModel, ATemporaryThatIsReadOrOfAnotherSizeIsWritten) {
+  // Read by a later call: both buffers' pages.
+  const std::vector<double> read = fresh(supersededGradInput(10240, true));
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_GE(read[0], 80 * kMiB);
+  // A result of another size (here 36 MiB) does not replace the first.
+  const std::vector<double> other = fresh(supersededGradInput(9216, false));
+  ASSERT_EQ(other.size(), 2u);
+  EXPECT_GE(other[0], 76 * kMiB);
+}
+
 }  // namespace
 }  // namespace etb::predict
