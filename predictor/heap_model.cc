@@ -250,11 +250,16 @@ class TimelineBuilder {
     return out;
   }
 
+  // The call that allocated a step's storage: its ordinal among the step's
+  // calls, the last call nested in it, and whether it was an aten::empty*.
+  struct Made {
+    size_t at = 0, until = 0;
+    bool empty = false;
+  };
+
   struct Local {
     std::map<uint64_t, size_t> instance;    // storages allocated by this step
-    std::map<uint64_t, size_t> made_at;     // ... the child that allocated them
-    std::map<uint64_t, size_t> made_until;  // ... and the last call within it
-    std::set<uint64_t> empty_made;          // ... those an aten::empty* call made
+    std::map<uint64_t, Made> made;          // ... which call allocated them
     std::map<uint64_t, size_t> last_child;  // ... and the last child using them
     std::vector<std::pair<size_t, size_t>> order;  // (child ordinal, instance)
     size_t children = 0;
@@ -266,13 +271,10 @@ class TimelineBuilder {
   // contiguous path, makes it again and returns the second. The first is
   // freed with no page of it written (et_replay faults one of the two).
   bool superseded(const Local& local, uint64_t sid, size_t k, const std::set<uint64_t>& outs) const {
-    const auto made = local.made_at.find(sid);
-    if (made == local.made_at.end() || !local.empty_made.count(sid) ||
-        local.last_child.at(sid) > local.made_until.at(sid)) {
-      return false;
-    }
-    for (const auto& [other, at] : local.made_at) {
-      if (at > made->second && outs.count(other) && local.empty_made.count(other) &&
+    const Made& made = local.made.at(sid);
+    if (!made.empty || local.last_child.at(sid) > made.until) return false;
+    for (const auto& [other, by] : local.made) {
+      if (by.at > made.at && by.empty && outs.count(other) &&
           tl_.instances[local.instance.at(other)].bytes == tl_.instances[k].bytes) {
         return true;
       }
@@ -287,7 +289,7 @@ class TimelineBuilder {
       if (child.kind != trace::NodeKind::kOperator) continue;
       const size_t ordinal = local.children++;
       std::set<uint64_t> reads;
-      std::vector<uint64_t> made;
+      std::vector<uint64_t> made_here;
       eachTensor(t_, child.inputs, [&](const trace::TensorRef& r) {
         reads.insert(r.storage_id);
         if (local.instance.count(r.storage_id)) local.last_child[r.storage_id] = ordinal;
@@ -300,14 +302,13 @@ class TimelineBuilder {
         }
         const size_t k = make(r, 0);
         local.instance[r.storage_id] = k;
-        local.made_at[r.storage_id] = ordinal;
-        made.push_back(r.storage_id);
-        if (t_.name(child).rfind("aten::empty", 0) == 0) local.empty_made.insert(r.storage_id);
+        local.made[r.storage_id] = {ordinal, ordinal, t_.name(child).rfind("aten::empty", 0) == 0};
+        made_here.push_back(r.storage_id);
         local.last_child[r.storage_id] = ordinal;
         local.order.push_back({ordinal, k});
       });
       descend(child, inputs, local);
-      for (uint64_t sid : made) local.made_until[sid] = local.children - 1;
+      for (uint64_t sid : made_here) local.made[sid].until = local.children - 1;
     }
   }
 
