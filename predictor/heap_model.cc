@@ -32,7 +32,7 @@ double HeapModel::allocate(uint64_t key, double bytes, bool written) {
   if (bytes >= mmap_threshold_ && !fitsInHeap(bytes)) {
     // A mapped chunk is whole pages; freeing it sets the threshold to that
     // size, so a request of the same size goes to the heap next time.
-    live_[key] = {std::ceil((bytes + kHeader) / kPage) * kPage, true};
+    live_[key] = {std::ceil((bytes + kHeader) / kPage) * kPage, true, written};
     return written ? bytes : 0;
   }
   const double before = touched_;
@@ -76,6 +76,7 @@ void HeapModel::release(uint64_t key) {
   const Live l = live->second;
   live_.erase(live);
   if (l.mapped) {
+    if (l.written) released_.push_back(l.where / kPage);  // munmap
     // glibc's dynamic threshold: freeing a mapped block raises both.
     if (l.where > mmap_threshold_ && l.where <= kMmapMax) {
       mmap_threshold_ = l.where;
@@ -112,6 +113,7 @@ void HeapModel::maybeTrim() {
   const double keep = kInitial;  // M_TOP_PAD
   top_ -= last->second.size - keep;
   last->second.size = keep;
+  if (touched_ > top_) released_.push_back(std::ceil((touched_ - top_) / kPage));
   touched_ = std::min(touched_, top_);
 }
 
@@ -355,11 +357,14 @@ HeapScript heapScript(const trace::Trace& t, const std::vector<replay::SelectedN
   return script;
 }
 
-std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int passes,
-                                                   double start_threshold) {
+namespace {
+std::vector<std::vector<double>> runPasses(const HeapScript& script, int passes,
+                                           double start_threshold, StepReleases* last_releases) {
   HeapModel heap(start_threshold);
   for (const HeapCall& c : script.leaves) heap.allocate(c.key, c.bytes);
+  heap.takeReleases();
   std::vector<std::vector<double>> fresh(passes, std::vector<double>(script.steps.size(), 0));
+  if (last_releases) last_releases->assign(script.steps.size(), {});
   for (int pass = 0; pass < passes; ++pass) {
     for (size_t i = 0; i < script.steps.size(); ++i) {
       for (const HeapCall& c : script.steps[i]) {
@@ -367,21 +372,31 @@ std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int
         if (c.alloc) fresh[pass][i] += heap.allocate(c.key, c.bytes, c.written);
         else heap.release(c.key);
       }
+      std::vector<double> made = heap.takeReleases();
+      if (last_releases && pass == passes - 1) (*last_releases)[i] = std::move(made);
     }
   }
   return fresh;
+}
+}  // namespace
+
+std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int passes,
+                                                   double start_threshold) {
+  return runPasses(script, passes, start_threshold, nullptr);
 }
 
 std::vector<double> freshBytesPerStep(const trace::Trace& t,
                                       const std::vector<replay::SelectedNode>& steps,
                                       const std::vector<std::vector<uint32_t>>& children,
-                                      double start_threshold, int threads) {
+                                      double start_threshold, int threads,
+                                      StepReleases* releases) {
   // et_replay's two warm-up iterations, then a timed one.
-  return freshBytesPerPass(heapScript(t, steps, children, threads), 3, start_threshold).back();
+  return runPasses(heapScript(t, steps, children, threads), 3, start_threshold, releases).back();
 }
 
 std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double faults_per_iter,
-                                              double page_bytes, double min_block) {
+                                              double page_bytes, double min_block,
+                                              StepReleases* releases) {
   // A later iteration's blocks: those of the first call only are not.
   std::vector<double> offered(script.steps.size(), 0);
   double pages = 0;
@@ -394,6 +409,21 @@ std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double f
   }
   const double share = pages > 0 ? std::min(1.0, std::max(0.0, faults_per_iter) / pages) : 0;
   for (double& b : offered) b *= share;
+  if (releases) {
+    // FreshPages::allocate: whole pages of each block, the remainder carried.
+    releases->assign(script.steps.size(), {});
+    double carry = 0;
+    for (size_t i = 0; i < script.steps.size(); ++i) {
+      for (const HeapCall& c : script.steps[i]) {
+        if (!c.alloc || c.first_pass_only || !c.written || c.bytes < min_block) continue;
+        const double block = std::ceil(c.bytes / page_bytes);
+        const double want = share * block + carry;
+        const double back = std::min(block, std::floor(want));
+        carry = want - back;
+        if (back > 0) (*releases)[i].push_back(back);
+      }
+    }
+  }
   return offered;
 }
 

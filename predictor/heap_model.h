@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/model/trace.h"
@@ -48,6 +49,9 @@ class HeapModel {
   double allocate(uint64_t key, double bytes, bool written = true);
   void release(uint64_t key);
   double heapBytes() const { return top_; }
+  // The written pages handed back to the OS since the last call, one entry
+  // per release (a mapped block unmapped, the heap's top trimmed).
+  std::vector<double> takeReleases() { return std::exchange(released_, {}); }
 
  private:
   struct Chunk {
@@ -57,6 +61,7 @@ class HeapModel {
   struct Live {
     double where = 0;  // heap address, or the size of a mapped block
     bool mapped = false;
+    bool written = true;
   };
   double fromHeap(double bytes);
   bool fitsInHeap(double bytes) const;
@@ -67,6 +72,7 @@ class HeapModel {
   double top_ = 0;      // the heap's end (brk)
   double touched_ = 0;  // pages below this are mapped and written
   double mmap_threshold_ = kInitial, trim_threshold_ = kInitial;
+  std::vector<double> released_;  // pages of each release not yet taken
 };
 
 // The heap calls et_replay makes for the trace's tensors, in order: the
@@ -92,6 +98,11 @@ HeapScript heapScript(const trace::Trace& trace, const std::vector<replay::Selec
 std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int passes,
                                                    double start_threshold = 0);
 
+// What a release costs is the other half of a fresh page (HwProfile's
+// memory.release): the pages of each release a step makes, one list per
+// step (`releases` below).
+using StepReleases = std::vector<std::vector<double>>;
+
 // Fresh bytes each selected step of one iteration touches, as et_replay runs
 // it (warm-up iterations first: the returned figures are of a later one).
 // A step allocates the outputs of its node and of the node's recorded
@@ -102,18 +113,24 @@ std::vector<std::vector<double>> freshBytesPerPass(const HeapScript& script, int
 // allocated and freed where the op's call does.
 // `start_threshold`: the replay process's mmap threshold before its
 // iterations (HeapModel's constructor); `threads`: the replay's intra-op
-// threads.
+// threads. `releases` (optional): the pages of each release glibc makes in
+// each step of that iteration (unmapped blocks, trims).
 std::vector<double> freshBytesPerStep(const trace::Trace& trace,
                                       const std::vector<replay::SelectedNode>& steps,
                                       const std::vector<std::vector<uint32_t>>& children,
-                                      double start_threshold = 0, int threads = 1);
+                                      double start_threshold = 0, int threads = 1,
+                                      StepReleases* releases = nullptr);
 
 // Fresh bytes each selected step touches when the iteration faults
 // `faults_per_iter` times (the original's count, metrics sidecar) as
 // et_replay --heap match gives it: a share of the pages of every block of
 // `min_block` bytes and up that the step allocates (replay::FreshPages),
 // the share that many faults over those pages per iteration (at most all).
+// `releases` (optional): the pages et_replay hands back for each block, per
+// step (the share of its pages, whole pages, the remainder carried on to
+// the next block as FreshPages carries it).
 std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double faults_per_iter,
-                                              double page_bytes, double min_block);
+                                              double page_bytes, double min_block,
+                                              StepReleases* releases = nullptr);
 
 }  // namespace etb::predict

@@ -312,6 +312,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   run("conv", measureConv);
   if (!onGpu(o)) {
     run("first_touch", detail::measureFirstTouch);
+    run("release", detail::measureRelease);
     run("retention", detail::measureRetention);
   }
   run("memory_bound", detail::measureMemoryBound);

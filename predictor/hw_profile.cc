@@ -202,6 +202,19 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
     std::sort(m.retention.begin(), m.retention.end(),
               [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
   }
+  if (mem.contains("release")) {
+    for (const json& r : member(mem, "release", path)) {
+      const double pages = field<double>(r, "pages", path, "memory.release");
+      const double us = field<double>(r, "us", path, "memory.release");
+      if (pages < 1 || us < 0) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "memory.release: pages must be at least 1 and us not "
+                        "negative (got ", pages, ", ", us, ")");
+      }
+      m.release.push_back({pages, us});
+    }
+    std::sort(m.release.begin(), m.release.end(),
+              [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
+  }
   if (m.page_bytes <= 0 || m.fault_us_per_page < 0) {
     ETB_INPUT_ERROR(SourceLoc{path}, "memory: page_bytes must be positive and fault_us_per_page "
                     "not negative");
@@ -209,6 +222,27 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
   return m;
 }
 }  // namespace
+
+double releaseUs(const MemoryFacts& m, double pages) {
+  const std::vector<SizePoint>& r = m.release;
+  if (r.empty() || pages <= 0) return 0;
+  if (r.size() == 1) return r.front().us * pages / r.front().bytes;
+  // Linear in pages: the per-page flushes up to the ceiling, then a step
+  // down to one flush (log-log between counts would blur the step).
+  auto hi = std::lower_bound(r.begin(), r.end(), pages,
+                             [](const SizePoint& p, double x) { return p.bytes < x; });
+  if (hi == r.begin()) return r.front().us * pages / r.front().bytes;
+  if (hi == r.end()) hi = r.end() - 1;
+  const auto lo = hi - 1;
+  const double slope = (hi->us - lo->us) / (hi->bytes - lo->bytes);
+  return std::max(0.0, lo->us + slope * (pages - lo->bytes));
+}
+
+double touchUsPerPage(const MemoryFacts& m) {
+  if (m.release.empty() || m.page_bytes <= 0) return m.fault_us_per_page;
+  const double pages = 64.0 * (1 << 20) / m.page_bytes;  // firstTouchUsPerPage's region
+  return std::max(0.0, m.fault_us_per_page - releaseUs(m, pages) / pages);
+}
 
 double HwIdentity::tookSeconds() const {
   double total = 0;
@@ -240,6 +274,9 @@ std::string profileToJson(const HwProfile& hw) {
     ret.push_back({{"distance_bytes", r.bytes}, {"evicted_share", r.us}});
   }
   j["memory"]["retention"] = ret;
+  json rel = json::array();
+  for (const SizePoint& r : hw.memory.release) rel.push_back({{"pages", r.bytes}, {"us", r.us}});
+  j["memory"]["release"] = rel;
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;

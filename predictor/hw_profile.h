@@ -136,7 +136,25 @@ struct MemoryFacts {
   // the LLC, and its replacement is not exact LRU. Empty: a step at
   // llc_bytes.
   std::vector<SizePoint> retention;
+  // What handing written pages back to the OS costs, by the pages handed
+  // back in one call (SizePoint::bytes holds the pages; madvise
+  // MADV_DONTNEED, as glibc's trims and et_replay --heap match make it):
+  // each page's TLB entry flushed apart up to the kernel's ceiling (33
+  // pages), one flush beyond. A fresh page is a release's later cost: on a
+  // 2-vCPU VM a flushed page cost 3 us at up to 33 pages, against 0.2 us a
+  // page beyond. Optional; empty in older profiles (no release cost).
+  std::vector<SizePoint> release;
 };
+
+// The time of one release of `pages` written pages (MemoryFacts::release:
+// linear between measured counts, by the last two beyond the largest); 0
+// without the curve or for no pages.
+double releaseUs(const MemoryFacts& memory, double pages);
+
+// A fresh page's first touch alone: fault_us_per_page less the share of it
+// that unmapping the 64 MiB region it was measured on took (on the release
+// curve), for a caller that charges the releases apart.
+double touchUsPerPage(const MemoryFacts& memory);
 
 struct HwProfile {
   HwIdentity identity;

@@ -210,7 +210,9 @@ class StepBuilder {
     // allocator keeps device memory; the curves are the device's own).
     gpu_ = o.device.rfind("cuda", 0) == 0;
     if (gpu_) rp_.device_us = 0;
-    const std::vector<double> fresh = gpu_ ? std::vector<double>(sel.size(), 0) : freshBytes(sel, o);
+    StepReleases releases(sel.size());
+    const std::vector<double> fresh =
+        gpu_ ? std::vector<double>(sel.size(), 0) : freshBytes(sel, o, &releases);
     const std::vector<double> cold = gpu_ ? std::vector<double>(sel.size(), 0)
                                      : hw_.memory.retention.empty()
                                          ? coldInputShare(t_, sel, hw_.memory.llc_bytes)
@@ -229,7 +231,7 @@ class StepBuilder {
       Step step;
       step.op = rp_.ops.size() - 1;
       if (sel[i].is_comm) comm(n, step);
-      else op(sel[i].index, fresh[i], cold[i], l3[i], step);
+      else op(sel[i].index, fresh[i], releases[i], cold[i], l3[i], step);
       prev_us_ = step.us;
       steps.push_back(step);
     }
@@ -252,19 +254,20 @@ class StepBuilder {
   // The pages each step's outputs fault in: the heap model's, or the
   // original's count spread as et_replay --heap match spreads it.
   std::vector<double> freshBytes(const std::vector<replay::SelectedNode>& sel,
-                                 const PredictOptions& o) const {
+                                 const PredictOptions& o, StepReleases* releases) const {
     if (o.original_faults.empty()) {
       return freshBytesPerStep(t_, sel, coster_.children(), o.heap_start_bytes,
-                               hw_.identity.threads);
+                               hw_.identity.threads, releases);
     }
     const double faults =
         o.original_faults[o.original_faults.size() == 1 ? 0 : static_cast<size_t>(rank_)];
     return originalFaultBytesPerStep(heapScript(t_, sel, coster_.children(), hw_.identity.threads),
                                      faults, hw_.memory.page_bytes,
-                                     static_cast<double>(replay::FreshPages::kMinBytes));
+                                     static_cast<double>(replay::FreshPages::kMinBytes), releases);
   }
 
-  void op(uint32_t index, double fresh_bytes, double cold, double l3, Step& step) {
+  void op(uint32_t index, double fresh_bytes, const std::vector<double>& releases, double cold,
+          double l3, Step& step) {
     OpPrediction& out = rp_.ops[step.op];
     if (rank_ == 0) ++p_.ops;
     if (!resolvable(t_, t_.nodes[index])) {
@@ -284,7 +287,12 @@ class StepBuilder {
     }
     // First touch of the pages its outputs take from a grown heap or a new
     // mapping (heap_model.h): the microbenchmark curves leave it out.
-    out.first_touch_us = fresh_bytes / hw_.memory.page_bytes * hw_.memory.fault_us_per_page;
+    // And the pages it hands back (glibc's unmaps and trims, or et_replay
+    // --heap match's share of each block): the TLB flushes of each release
+    // (HwProfile's memory.release), the other half of a fresh page's cost;
+    // the first touch is then the fault alone.
+    out.first_touch_us = fresh_bytes / hw_.memory.page_bytes * touchUsPerPage(hw_.memory);
+    for (const double pages : releases) out.release_us += releaseUs(hw_.memory, pages);
     out.dram_share = cold;
     out.l3_share = l3;
     // The curves are median calls; an iteration also pays the calls that
@@ -302,7 +310,8 @@ class StepBuilder {
     // median iteration runs at the median speed (HwProfile::speed_guard; 1
     // if none). The mean would count spells a median iteration leaves out:
     // with it, transformer at four sizes came out +8..+11%, -1..+1 without.
-    out.us = step.us = ((e.us + out.first_touch_us) / (1 - hw_.stall_share) + hw_.replay_step_us +
+    out.us = step.us = ((e.us + out.first_touch_us + out.release_us) / (1 - hw_.stall_share) +
+                        hw_.replay_step_us +
                         coldAfterUs(hw_.cold_after, prev_us_) + switched) *
                        hw_.speed_guard.slowdown;
     rp_.compute_us += out.us;

@@ -8,10 +8,14 @@
 // out by hand from those rules.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "core/model/trace.h"
 #include "predictor/heap_model.h"
 #include "predictor/predictor.h"
 #include "replayer/op_selection.h"
+#include "tests/predictor/profile_test_util.h"
 #include "tests/replayer/trace_builder.h"
 
 namespace etb::predict {
@@ -223,6 +227,113 @@ TEST(HeapModel, ABufferAllocatedAgainAsTheResultIsNeverWritten) {
   ASSERT_EQ(o.size(), 2u);
   EXPECT_DOUBLE_EQ(o[0], 2500 * 4096.0);
   EXPECT_DOUBLE_EQ(o[1], 2500 * 4096.0);
+}
+
+// Releases: what glibc hands back is the written pages of an unmapped block
+// (request and two headers, in whole pages) and, at a trim, everything
+// written above the 128 KiB it keeps (M_TOP_PAD); a block never written
+// hands back nothing. Catches a release counted at allocation, a trim
+// counted from the heap's size rather than its written part, an unwritten
+// block charged.
+TEST(HeapModel, UnmapsAndTrimsReleaseTheirWrittenPages) {
+  HeapModel h;
+  h.allocate(1, 4 * kMiB);
+  EXPECT_TRUE(h.takeReleases().empty());
+  h.release(1);  // threshold 4 MiB, trim threshold 8 MiB
+  EXPECT_EQ(h.takeReleases(), std::vector<double>{std::ceil((4 * kMiB + 32) / 4096)});
+  for (uint64_t k = 3; k < 6; ++k) h.allocate(k, 3 * kMiB);
+  for (uint64_t k = 3; k < 6; ++k) h.release(k);  // 9 MiB free at the top: one trim
+  EXPECT_EQ(h.takeReleases(), std::vector<double>{std::ceil((3 * (3 * kMiB + 16) - 128 * 1024) / 4096)});
+  h.allocate(2, 16 * kMiB, false);  // above the threshold, mapped, never written
+  h.release(2);
+  EXPECT_TRUE(h.takeReleases().empty());
+}
+
+// et_replay --heap match hands back the share of each block's pages in whole
+// pages, carrying the remainder to the next block (FreshPages): 77 faults
+// over two 256-page blocks are 38.5 pages each, handed back as 38 then 39.
+// Catches rounding per block (38 + 38), fractional pages, a share not of the
+// iteration's pages.
+TEST(HeapModel, TheReplaysHandBackIsWholePagesWithTheRemainderCarried) {
+  const trace::Trace t = chain(256);  // a 1 MiB output in each of two steps
+  const auto sel = replay::selectNodes(t, replay::chooseIteration(t, 0));
+  StepReleases rel;
+  originalFaultBytesPerStep(heapScript(t, sel, t.children()), 77, 4096, 64 * 1024, &rel);
+  ASSERT_EQ(rel.size(), 2u);
+  EXPECT_EQ(rel[0], std::vector<double>{38});
+  EXPECT_EQ(rel[1], std::vector<double>{39});
+}
+
+// The heap model's releases in a replayed iteration: 40 MiB blocks are
+// mapped at every call, and both (mm's output after relu read it, relu's
+// after its last use) are unmapped in relu's step.
+TEST(HeapModel, BlocksAboveTheCeilingAreReleasedWhereTheyDie) {
+  const trace::Trace t = chain(10240);
+  const auto sel = replay::selectNodes(t, replay::chooseIteration(t, 0));
+  StepReleases rel;
+  freshBytesPerStep(t, sel, t.children(), 0, 1, &rel);
+  ASSERT_EQ(rel.size(), 2u);
+  EXPECT_TRUE(rel[0].empty());
+  const double pages = std::ceil((40 * kMiB + 32) / 4096);
+  EXPECT_EQ(rel[1], (std::vector<double>{pages, pages}));
+}
+
+// The release curve: linear between measured counts (the step down past
+// the kernel's per-page flush ceiling kept), proportional below the first,
+// the last segment's slope beyond the last; absent, nothing.
+TEST(HeapModel, AReleaseCostsItsPagesOnTheMeasuredCurve) {
+  MemoryFacts m;
+  EXPECT_EQ(releaseUs(m, 10), 0);
+  m.release = {{1, 5}, {33, 101}, {34, 29}, {1024, 205}};
+  EXPECT_DOUBLE_EQ(releaseUs(m, 0.5), 2.5);
+  EXPECT_DOUBLE_EQ(releaseUs(m, 17), 5 + 16 * 3.0);
+  EXPECT_DOUBLE_EQ(releaseUs(m, 33), 101);
+  EXPECT_DOUBLE_EQ(releaseUs(m, 34), 29);
+  EXPECT_NEAR(releaseUs(m, 2048), 205 + 1024 * 176.0 / 990, 1e-9);
+  EXPECT_EQ(releaseUs(m, 0), 0);
+  // The first touch alone: the 64 MiB region's unmapping (16,384 pages on
+  // the last segment) taken out of the measured fault.
+  m.fault_us_per_page = 3;
+  const double unmap = 205 + (16384 - 1024) * 176.0 / 990;
+  EXPECT_NEAR(touchUsPerPage(m), 3 - unmap / 16384, 1e-12);
+  m.release.clear();
+  EXPECT_EQ(touchUsPerPage(m), 3);
+}
+
+// The predictor charges each step's releases on the profile's curve, as
+// part of the op's time, and the profile keeps the curve through its JSON
+// (refusing a count below one page by name).
+TEST(HeapModel, ThePredictorChargesEachReleaseOnTheProfilesCurve) {
+  const trace::Trace t = chain(256);
+  HwProfile hw;
+  hw.dispatch_us = 1;
+  hw.view_us = 0.5;
+  hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}};
+  hw.memory = {4096, 3.0};
+  PredictOptions o;
+  o.original_faults = {77};
+  const Prediction without = predictIteration({&t}, hw, o);
+  hw.memory.release = {{1, 5}, {33, 101}, {34, 29}, {1024, 205}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
+  ASSERT_EQ(back.memory.release.size(), 4u);
+  EXPECT_DOUBLE_EQ(back.memory.release[2].bytes, 34);
+  EXPECT_DOUBLE_EQ(back.memory.release[2].us, 29);
+  const Prediction with = predictIteration({&t}, back, o);
+  const auto& a = without.ranks.front().ops, &b = with.ranks.front().ops;
+  ASSERT_EQ(b.size(), 2u);
+  // 38 pages, then 39, on the segment from 34 (29 us) to 1024 (205 us).
+  EXPECT_NEAR(b[0].release_us, 29 + 4 * 176.0 / 990, 1e-9);
+  EXPECT_NEAR(b[1].release_us, 29 + 5 * 176.0 / 990, 1e-9);
+  EXPECT_EQ(a[0].release_us, 0);
+  // The first touch is then the fault alone (the unmapping its measure
+  // included is charged as a release).
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(a[i].first_touch_us, 0);
+    EXPECT_NEAR(b[i].first_touch_us, a[i].first_touch_us * touchUsPerPage(back.memory) / 3.0, 1e-9);
+    EXPECT_NEAR(b[i].us - a[i].us, b[i].release_us + b[i].first_touch_us - a[i].first_touch_us, 1e-6);
+  }
+  hw.memory.release[0].bytes = 0.5;
+  expectRefusedNaming(hw, "memory.release");
 }
 
 TEST(HeapModel, ATemporaryThatIsReadOrOfAnotherSizeIsWritten) {

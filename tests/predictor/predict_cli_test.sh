@@ -52,7 +52,7 @@ PY
   # Where the minutes went: every compute part timed once (a part run twice
   # adds up), together within the process's wall time timed here and most
   # of it (start-up and writing are the rest); the last line says the total.
-  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
+  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'release', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
   [ "$(json "$HW" "[p['section'] for p in d['identity']['sections_s']] == $parts")" = True ] \
     || fail "identity.sections_s does not list the quick profile's parts in order: $(json "$HW" "d['identity'].get('sections_s')")"
   # Batch norm's backward at every plane size to 32 and on both ladders
@@ -60,6 +60,11 @@ PY
   planes="list(range(1, 34)) + [64, 65, 128, 129, 256, 257, 512, 513]"
   [ "$(json "$HW" "(lambda b: [p['plane'] for p in b.get('points', [])] == $planes and b.get('vector_floats') in (8, 16) and all(p['us_per_plane'] > 0 for p in b['points']))(d.get('batchnorm_backward_planes', {}))")" = True ] \
     || fail "batchnorm_backward_planes is not the measured table: $(json "$HW" "d.get('batchnorm_backward_planes')")"
+  # The release curve at every page count to 64 (the kernel's per-page
+  # flush ceiling is a setting) and a ladder to 4,096, each a time.
+  release="list(range(1, 65)) + [96, 128, 192, 256, 512, 1024, 2048, 4096]"
+  [ "$(json "$HW" "[p['pages'] for p in d['memory'].get('release', [])] == $release and all(p['us'] >= 0 for p in d['memory']['release'])")" = True ] \
+    || fail "memory.release is not the measured curve: $(json "$HW" "d['memory'].get('release')")"
   took=$(json "$HW" "sum(p['s'] for p in d['identity']['sections_s'])")
   [ "$(python3 -c "print(0.6 * $wall <= $took <= $wall)")" = True ] \
     || fail "sections add up to $took s, the process ran $wall s"
@@ -94,15 +99,29 @@ samples)
       || fail "$s: iteration is not the sum of its ops"
   done
   # --faults original: the sidecar's faults per step (500 here, fewer than mlp's large blocks
-  # hold pages, so all of them are charged), each at the profile's cost per page.
+  # hold pages, so all of them are charged), each at the profile's cost per page less the
+  # share of it that unmapping its 64 MiB region took (the release curve, linear between
+  # counts, the last segment's slope beyond): the pages handed back are charged apart.
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['minor_faults_per_step']=500; json.dump(d,open(sys.argv[2],'w'))" \
     "$SRC/fleet_samples/mlp/mlp.metrics.json" "$WORK/mlp500.metrics.json"
   "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --quiet --faults original \
     --original-metrics "$WORK/mlp500.metrics.json" --report-json "$WORK/mlp.orig.json" \
     || fail "--faults original exited $?"
-  want=$(python3 -c "import json,sys; print(500 * json.load(open(sys.argv[1]))['memory']['fault_us_per_page'])" "$HW")
+  want=$(python3 - "$HW" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))['memory']
+pts = sorted((p['pages'], p['us']) for p in m.get('release', []))
+n = 64 * 2**20 / m['page_bytes']
+(x0, y0), (x1, y1) = pts[-2], pts[-1]  # 64 MiB is past the measured ladder
+unmap = y1 + (n - x1) * (y1 - y0) / (x1 - x0) if x1 < n else None
+print(500 * (m['fault_us_per_page'] - max(unmap, 0) / n))
+PY
+)
   [ "$(json "$WORK/mlp.orig.json" "d['faults_from'] == 'original' and abs(sum(o['first_touch_us'] for o in d['ops']) - $want) <= 1e-6 * $want + 1e-6")" = True ] \
     || fail "--faults original charges $(json "$WORK/mlp.orig.json" "sum(o['first_touch_us'] for o in d['ops'])") us of first touch, not $want"
+  # And mlp's blocks hand their share back: some release time, none in a view.
+  [ "$(json "$WORK/mlp.orig.json" "sum(o['release_us'] for o in d['ops']) > 0 and all(o['release_us'] == 0 for o in d['ops'] if o['model'] == 'view')")" = True ] \
+    || fail "--faults original charges no release, or one to a view"
   # What-if hand-off: the trace set back as Chakra, readable by our tools.
   "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --quiet \
     --write-chakra "$WORK/mlp_pred" --report-html "$WORK/mlp.html" || fail "--write-chakra exited $?"
