@@ -69,6 +69,9 @@ def attribute(replay_path, predict_path, hw=None):
     fault_us = json.load(open(hw))["memory"]["fault_us_per_page"] if hw else 0
     predicted = {o["node_id"]: o for o in pre["ops"]}
     kinds = collections.OrderedDict()
+    # Ops the replay saw fault: their time less what the prediction gives
+    # them besides page costs, per fault counted (the page costs' rate).
+    faulting = {"faults": 0.0, "rest_us": 0.0, "charged_us": 0.0}
     for op in rep["ops"]:
         if op.get("is_comm") or not op.get("replayed", True):
             continue
@@ -84,15 +87,24 @@ def attribute(replay_path, predict_path, hw=None):
         if fault_us > 0:
             k["pages"] += p.get("first_touch_us", 0) / fault_us
         k["model"].add(p["model"])
+        if op.get("minor_faults", 0) > 0:
+            pages_us = p.get("first_touch_us", 0) + p.get("release_us", 0)
+            faulting["faults"] += op["minor_faults"]
+            faulting["rest_us"] += op["replay_us"] - (p["us"] - pages_us)
+            faulting["charged_us"] += pages_us
     iter_ms = rep["replay"]["iter_ms"]["median"]
     sum_ops = sum(k["meas"] for k in kinds.values()) / 1e3
-    return kinds, iter_ms, sum_ops, pre["predicted"]["iter_ms"]
+    return kinds, iter_ms, sum_ops, pre["predicted"]["iter_ms"], faulting
 
 
-def report(label, kinds, iter_ms, sum_ops, pred_ms, top, faults=False):
+def report(label, kinds, iter_ms, sum_ops, pred_ms, faulting, top, faults=False):
     print(f"## {label}: replay {iter_ms:.2f} ms (ops {sum_ops:.2f}, unaccounted "
           f"{iter_ms - sum_ops:+.2f}), predicted {pred_ms:.2f} ms, error "
           f"{(pred_ms - iter_ms) / iter_ms * 100:+.1f}%")
+    if faulting["faults"] > 0:
+        n = faulting["faults"]
+        print(f"   ops that faulted: {n:.0f} faults, {faulting['rest_us'] / n:.1f} us a fault beyond "
+              f"their predicted compute (predicted first touch + release {faulting['charged_us'] / n:.1f})")
     if faults:
         print(f"   page faults per iteration: counted {sum(k['faults'] for k in kinds.values()):.0f}, "
               f"predicted {sum(k['pages'] for k in kinds.values()):.0f}")
