@@ -123,6 +123,16 @@ TEST(HeapModel, SmallIterationsRunWarmOnceTheHeapHasGrown) {
   for (double f : fresh(t)) EXPECT_EQ(f, 0);
 }
 
+// A profile with one memory curve and a first touch of 3 us a page.
+HwProfile touchProfile() {
+  HwProfile hw;
+  hw.dispatch_us = 1;
+  hw.view_us = 0.5;
+  hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}};
+  hw.memory = {4096, 3.0};
+  return hw;
+}
+
 TEST(HeapModel, OutputsAboveTheCeilingFaultInEveryIteration) {
   const trace::Trace t = chain(10240);  // 40 MiB tensors: mapped on every call
   const std::vector<double> f = fresh(t);
@@ -156,11 +166,7 @@ TEST(HeapModel, ThePredictorChargesTheProfilesFirstTouchCostPerFreshPage) {
 // added to the original's.
 TEST(HeapModel, TheOriginalsFaultsAreChargedOncePerIteration) {
   const trace::Trace t = chain(256);  // 1 MiB tensors: the heap model charges none
-  HwProfile hw;
-  hw.dispatch_us = 1;
-  hw.view_us = 0.5;
-  hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}};
-  hw.memory = {4096, 3.0};
+  HwProfile hw = touchProfile();
   PredictOptions o;
   o.original_faults = {100};
   const Prediction p = predictIteration({&t}, hw, o);
@@ -305,11 +311,7 @@ TEST(HeapModel, AReleaseCostsItsPagesOnTheMeasuredCurve) {
 // (refusing a count below one page by name).
 TEST(HeapModel, ThePredictorChargesEachReleaseOnTheProfilesCurve) {
   const trace::Trace t = chain(256);
-  HwProfile hw;
-  hw.dispatch_us = 1;
-  hw.view_us = 0.5;
-  hw.bandwidth["unary"] = {{1000, 2}, {4000, 4}};
-  hw.memory = {4096, 3.0};
+  HwProfile hw = touchProfile();
   PredictOptions o;
   o.original_faults = {77};
   const Prediction without = predictIteration({&t}, hw, o);
