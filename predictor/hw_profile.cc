@@ -199,8 +199,6 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
       }
       m.retention.push_back({d, share});
     }
-    std::sort(m.retention.begin(), m.retention.end(),
-              [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
   }
   if (mem.contains("release")) {
     for (const json& r : member(mem, "release", path)) {
@@ -212,8 +210,6 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
       }
       m.release.push_back({pages, us});
     }
-    std::sort(m.release.begin(), m.release.end(),
-              [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
   }
   if (m.page_bytes <= 0 || m.fault_us_per_page < 0) {
     ETB_INPUT_ERROR(SourceLoc{path}, "memory: page_bytes must be positive and fault_us_per_page "
@@ -475,6 +471,8 @@ void sortCurves(HwProfile& hw) {
   const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
   for (auto& [kind, curve] : hw.bandwidth) std::sort(curve.begin(), curve.end(), byBytes);
   std::sort(hw.cold_after.begin(), hw.cold_after.end(), byBytes);
+  std::sort(hw.memory.retention.begin(), hw.memory.retention.end(), byBytes);
+  std::sort(hw.memory.release.begin(), hw.memory.release.end(), byBytes);
   auto& planes = hw.batchnorm_backward_planes.per_plane;
   std::sort(planes.begin(), planes.end(), byBytes);
 }
