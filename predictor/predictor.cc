@@ -291,7 +291,8 @@ class StepBuilder {
     // --heap match's share of each block): the TLB flushes of each release
     // (HwProfile's memory.release), the other half of a fresh page's cost;
     // the first touch is then the fault alone.
-    out.first_touch_us = fresh_bytes / hw_.memory.page_bytes * touchUsPerPage(hw_.memory);
+    out.fresh_pages = fresh_bytes / hw_.memory.page_bytes;
+    out.first_touch_us = out.fresh_pages * touchUsPerPage(hw_.memory);
     for (const double pages : releases) out.release_us += releaseUs(hw_.memory, pages);
     out.dram_share = cold;
     out.l3_share = l3;

@@ -84,7 +84,9 @@ def attribute(replay_path, predict_path, hw=None):
         k["meas"] += op["replay_us"]
         k["pred"] += p["us"]
         k["faults"] += op.get("minor_faults", 0)
-        if fault_us > 0:
+        if "fresh_pages" in p:
+            k["pages"] += p["fresh_pages"]
+        elif fault_us > 0:  # reports before the count: the first touch at the profile's cost
             k["pages"] += p.get("first_touch_us", 0) / fault_us
         k["model"].add(p["model"])
         if op.get("minor_faults", 0) > 0:

@@ -119,6 +119,8 @@ PY
 )
   [ "$(json "$WORK/mlp.orig.json" "d['faults_from'] == 'original' and abs(sum(o['first_touch_us'] for o in d['ops']) - $want) <= 1e-6 * $want + 1e-6")" = True ] \
     || fail "--faults original charges $(json "$WORK/mlp.orig.json" "sum(o['first_touch_us'] for o in d['ops'])") us of first touch, not $want"
+  [ "$(json "$WORK/mlp.orig.json" "abs(sum(o['fresh_pages'] for o in d['ops']) - 500) < 1e-6")" = True ] \
+    || fail "--faults original reports $(json "$WORK/mlp.orig.json" "sum(o['fresh_pages'] for o in d['ops'])") fresh pages, not the sidecar's 500"
   # And mlp's blocks hand their share back: some release time, none in a view.
   [ "$(json "$WORK/mlp.orig.json" "sum(o['release_us'] for o in d['ops']) > 0 and all(o['release_us'] == 0 for o in d['ops'] if o['model'] == 'view')")" = True ] \
     || fail "--faults original charges no release, or one to a view"
