@@ -3,22 +3,28 @@
 # Generalisation of et_predict: one model recorded at several sizes that
 # nothing was tuned on, each replayed and predicted in the same run.
 #   scripts/predict_sizes.sh [BUILD_DIR] [--hw HW.json] [--model transformer] [--rounds N]
-#                            [--out DIR] [VARIANT...]
+#                            [--out DIR] [--faults model|original] [VARIANT...]
 # A VARIANT is NAME:KEY=VALUE,KEY=VALUE (record.py --size overrides); the
 # defaults are four transformer sizes. Recordings go to --out (default a
 # temporary folder; an existing NAME/ there is reused). Prints replay and
 # predicted medians, the error of each, whether the predicted times rank the
 # variants as the replays do, and exits 1 when a variant is off by more than
 # 15% or the order differs. ETB_CORE=N pins the timing to core N.
+# --faults original (as in predict_validate.sh) replays each variant with
+# --heap match and predicts with --faults original, both from the page faults
+# of a plain run of the variant (record.py --metrics-only): the op models'
+# generalisation apart from where glibc's heap happens to fault, which
+# differs from run to run (benchmarks/RESULTS.md, "heap model against glibc").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build-test; HW=""; MODEL=transformer; ROUNDS=3; OUT=""; VARIANTS=()
+BUILD=build-test; HW=""; MODEL=transformer; ROUNDS=3; OUT=""; VARIANTS=(); FAULTS=model
 while (($#)); do
   case "$1" in
     --hw) HW=$2; shift ;;
     --model) MODEL=$2; shift ;;
     --rounds) ROUNDS=$2; shift ;;
     --out) OUT=$2; shift ;;
+    --faults) FAULTS=$2; shift ;;
     -*) echo "unknown flag $1" >&2; exit 2 ;;
     *) if [ -d "$1/predictor" ]; then BUILD=$1; else VARIANTS+=("$1"); fi ;;
   esac
@@ -29,6 +35,11 @@ done
   t2:batch=8,seq=64,d_model=192,ff=768,layers=2
   t3:batch=4,seq=128,d_model=256,ff=1024,layers=2
   t4:batch=16,seq=128,d_model=256,ff=1024,layers=2)
+case "$FAULTS" in
+  model) REPLAY_HEAP=(--heap glibc) ;;
+  original) REPLAY_HEAP=(--heap match) ;;
+  *) echo "--faults must be model or original, got '$FAULTS'" >&2; exit 2 ;;
+esac
 OUT=${OUT:-$(mktemp -d /tmp/predict_sizes.XXXX)}
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 PIN=(); [ -n "${ETB_CORE:-}" ] && PIN=(taskset -c "$ETB_CORE")
@@ -45,12 +56,19 @@ for v in "${VARIANTS[@]}"; do
   trace=$OUT/$name/$MODEL.et.json.gz
   [ -f "$trace" ] || "${PIN[@]}" /usr/bin/python3 fleet_samples/record.py --model "$MODEL" \
     --out-dir "$OUT/$name" --warmup 1 --iters 3 "${args[@]}" > /dev/null
+  orig=()
+  if [ "$FAULTS" = original ]; then
+    metrics=$OUT/$name/orig/$MODEL.metrics.json
+    [ -f "$metrics" ] || "${PIN[@]}" /usr/bin/python3 fleet_samples/record.py --model "$MODEL" --threads 1 \
+      --warmup 3 --iters 10 --metrics-only --out-dir "$OUT/$name/orig" "${args[@]}" > /dev/null
+    orig=(--original-metrics "$metrics")
+  fi
   reps=(); preds=()
   for ((r = 0; r < ROUNDS; r++)); do
     "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
-      --report-json "$OUT/$name.replay.json" 2> /dev/null
+      "${REPLAY_HEAP[@]}" "${orig[@]}" --report-json "$OUT/$name.replay.json" 2> /dev/null
     reps+=("$(field "$OUT/$name.replay.json" "d['replay']['iter_ms']['median']")")
-    "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$HW" --quiet \
+    "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$HW" --quiet --faults "$FAULTS" "${orig[@]}" \
       --report-json "$OUT/$name.predict.json"
     preds+=("$(field "$OUT/$name.predict.json" "d['predicted']['iter_ms']")")
   done
