@@ -14,6 +14,10 @@
 #              channels-last as the step ran
 #   dtypes     a step recorded fresh under bfloat16 autocast: the GEMMs costed
 #              at bfloat16's rates are those whose kernel ran in bfloat16
+#   sizes      scripts/predict_sizes.sh --faults original on two small mlp
+#              sizes recorded fresh: each replay matched and each prediction
+#              charged the fault count of that size's own plain run, and the
+#              table and ranking line printed for both
 #   mpi        under mpirun: MPI and (built in) gloo collective curves exist,
 #              the 2-rank DDP sample predicts its all_reduces from the curves
 #              of the backend et_replay would use, and a profile lacking
@@ -246,6 +250,33 @@ if sys.argv[3] == "convnext" and not (any(expected) and not all(expected)):
 sys.exit(0 if predicted == expected else 1)
 PY
   done
+  ;;
+sizes)
+  py=/usr/bin/python3  # predict_sizes.sh records with Debian's torch
+  "$py" -c "import torch" 2>/dev/null || { echo "SKIP: $py has no torch to record with"; exit 77; }
+  out=$WORK/sizes
+  rm -rf "$out"
+  "$SRC/scripts/predict_sizes.sh" "$BIN" --hw "$HW" --model mlp --rounds 1 --faults original --out "$out" \
+    m1:batch=32,hidden=128 m2:batch=64,hidden=512 > "$WORK/sizes.log" 2>&1
+  rc=$?
+  cat "$WORK/sizes.log"
+  # 1 is a verdict (an error over 15% or another order), not a failure to run.
+  [ "$rc" -le 1 ] || fail "predict_sizes.sh exited $rc"
+  grep -q "^# order by replay" "$WORK/sizes.log" || fail "no ranking line"
+  for v in m1 m2; do
+    grep -q "^  $v " "$WORK/sizes.log" || fail "no row for $v"
+    m=$out/$v/orig/mlp.metrics.json
+    [ -f "$m" ] || fail "$v: no plain run's metrics ($m)"
+    # Each size's own count, read apart from both tools: the replay was
+    # matched to it and the prediction charged it.
+    want=$(json "$m" "d['minor_faults_per_step']")
+    [ "$(json "$out/$v.replay.json" "'heap' in d and abs(d['original_system']['minor_faults_per_iter'] - $want) < 1e-6")" = True ] \
+      || fail "$v: the replay did not match its heap to $m"
+    [ "$(json "$out/$v.predict.json" "d['faults_from']")" = original ] || fail "$v: predicted with the heap model"
+  done
+  # Two sizes with different counts: a mix-up of the sidecars would show.
+  [ "$(json "$out/m1/orig/mlp.metrics.json" "d['minor_faults_per_step']")" != \
+    "$(json "$out/m2/orig/mlp.metrics.json" "d['minor_faults_per_step']")" ] || echo "note: both sizes faulted alike"
   ;;
 dtypes)
   # A step recorded fresh under bfloat16 autocast (torch 1.13) with one layer
