@@ -592,11 +592,20 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
       // One table for its six points: filling the 4M x 128 one (2 GB) took
       // seconds each time.
       const at::Tensor w = at::randn({rows, dim}, tensorsOn(o));
+      // The backward's zero-filled gradient alone, as this section meets it:
+      // a million-row table's is mapped afresh per call, and its faults cost
+      // what they cost now, not the profile's median (a slow spell measured
+      // every backward here 1.3x and was read as the backward's own cost).
+      double fill_us = 0;
+      if (!onGpu(o)) {
+        fill_us = medianCallUs([&] { at::zeros({rows, dim}, tensorsOn(o)); }, o.quick, kLongCallUs, "aten::zeros");
+      }
       for (int64_t pooling : sizesOf(o, {1, 20}, {1, 8, 32})) {
         for (const char* dist : {"uniform", "zipf:1.1"}) {
           const at::Tensor idx = indicesFor(rows, batch * pooling, dist, rng, o);
           const at::Tensor off = at::arange(0, batch * pooling, pooling, tensorsOn(o).dtype(at::kLong));
           EmbeddingPoint e{rows, dim, batch, pooling, dist, 0, 0};
+          e.fill_us = fill_us;
           std::vector<c10::IValue> stack;
           const auto lookup = [&] {
             stack = {w, idx, off, false, int64_t{0}, false, c10::IValue(), false, int64_t{-1}};

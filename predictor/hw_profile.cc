@@ -158,6 +158,7 @@ json embeddingJson(const std::vector<EmbeddingPoint>& pts) {
                  {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us},
                  {"fwd_cold_us", e.fwd_cold_us}});
     if (e.bwd_cold_us > 0) a.back()["bwd_cold_us"] = e.bwd_cold_us;
+    if (e.fill_us > 0) a.back()["fill_us"] = e.fill_us;
   }
   return a;
 }
@@ -177,6 +178,7 @@ std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
     e.fwd_cold_us = field<double>(j, "fwd_cold_us", p, w);
     // Optional: profiles before it took the backward warm only.
     if (j.contains("bwd_cold_us")) e.bwd_cold_us = field<double>(j, "bwd_cold_us", p, w);
+    if (j.contains("fill_us")) e.fill_us = field<double>(j, "fill_us", p, w);
     out.push_back(e);
   }
   return out;

@@ -91,6 +91,10 @@ struct EmbeddingPoint {
   // Dense backward with the caches flushed before each call; 0 where not
   // measured (a gradient too large for the LLC is as cold in the hot loop).
   double bwd_cold_us = 0;
+  // The backward's zero-filled [rows, dim] gradient alone (at::zeros), timed
+  // in the same section: with its page faults and unmapping where glibc maps
+  // it afresh per call. 0 where not measured (older profiles, a GPU).
+  double fill_us = 0;
 };
 
 // _foreach_add_ over `tensors` tensors holding `elems` floats in total.

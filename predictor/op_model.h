@@ -97,6 +97,7 @@ class OpModel {
   double embeddingUs(const OpShapes& shapes, bool backward, double cold) const;
   double embeddingBackwardUs(double rows, double dim, double lookups, double cold) const;
   double tableFillUs(double bytes) const;
+  double measuredFillUs(const EmbeddingPoint& e) const;
   double zeroFillUs(double bytes) const;
   OpEstimate reductionEstimate(const OpShapes& shapes, double cold, double l3) const;
   // 2-D pooling from its "pool:" curves; nullopt for other ops or a

@@ -182,11 +182,10 @@ void OpModel::fitEmbeddingBackward(const EmbeddingTables& family, const Embeddin
   std::map<std::pair<int64_t, int64_t>, std::pair<double, double>> ab;
   for (const auto& [key, pts] : both) {
     const double rows = static_cast<double>(key.first), dim = static_cast<double>(key.second);
-    const double fill = tableFillUs(rows * dim * 4);
     std::vector<Residual> res;
     for (const EmbeddingPoint* e : pts) {
       const double n = static_cast<double>(e->batch * e->pooling);
-      const double r = e->bwd_us - fill - curveUs(warm_.at("op:sort_int64"), 8 * n);
+      const double r = e->bwd_us - measuredFillUs(*e) - curveUs(warm_.at("op:sort_int64"), 8 * n);
       res.push_back({n, expectedUniqueRows(rows, n, e->dist), std::max(r, 0.0)});
     }
     if (res.size() < 2) continue;
@@ -203,7 +202,7 @@ void OpModel::fitEmbeddingBackward(const EmbeddingTables& family, const Embeddin
     std::vector<std::pair<double, double>> cold;
     for (const EmbeddingPoint* e : pts) {
       const double n = static_cast<double>(e->batch * e->pooling);
-      const double mech = tableFillUs(rows * dim * 4) + curveUs(warm_.at("op:sort_int64"), 8 * n) + a * n +
+      const double mech = measuredFillUs(*e) + curveUs(warm_.at("op:sort_int64"), 8 * n) + a * n +
                           b * expectedUniqueRows(rows, n, e->dist);
       if (mech > 0 && e->bwd_us > 0) tr.log_ratio.push_back({std::log(n), std::log(e->bwd_us / mech)});
       if (e->bwd_cold_us > 0) cold.push_back({n, e->bwd_cold_us - e->bwd_us});
@@ -214,6 +213,14 @@ void OpModel::fitEmbeddingBackward(const EmbeddingTables& family, const Embeddin
     emb_bwd_cold_fixed_.push_back({tr.x, std::max(c.fixed, 0.0)});
     emb_bwd_cold_row_.push_back({tr.x, std::max(c.per_row, 0.0)});
   }
+}
+
+// The zero-filled gradient of a measured backward call: timed beside it
+// (fill_us), else the curves'. Either way the replay's own first touches
+// are the heap model's to add (embeddingBackwardUs takes the fill alone).
+double OpModel::measuredFillUs(const EmbeddingPoint& e) const {
+  if (e.fill_us > 0) return e.fill_us;
+  return tableFillUs(static_cast<double>(e.rows) * static_cast<double>(e.dim) * 4);
 }
 
 // Zero-filling a table's gradient: the fill curve (one write pass); a
