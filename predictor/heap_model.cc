@@ -2,6 +2,7 @@
 #include "predictor/heap_model.h"
 
 #include "predictor/hidden_buffers.h"
+#include "replayer/fresh_pages.h"
 
 #include <algorithm>
 #include <cmath>
@@ -398,11 +399,14 @@ std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double f
                                               double page_bytes, double min_block,
                                               StepReleases* releases) {
   // A later iteration's blocks: those of the first call only are not.
+  const auto offers = [&](const HeapCall& c) {
+    return c.alloc && !c.first_pass_only && c.written && c.bytes >= min_block;
+  };
   std::vector<double> offered(script.steps.size(), 0);
   double pages = 0;
   for (size_t i = 0; i < script.steps.size(); ++i) {
     for (const HeapCall& c : script.steps[i]) {
-      if (!c.alloc || c.first_pass_only || !c.written || c.bytes < min_block) continue;
+      if (!offers(c)) continue;
       offered[i] += std::ceil(c.bytes / page_bytes) * page_bytes;
       pages += std::ceil(c.bytes / page_bytes);
     }
@@ -410,17 +414,16 @@ std::vector<double> originalFaultBytesPerStep(const HeapScript& script, double f
   const double share = pages > 0 ? std::min(1.0, std::max(0.0, faults_per_iter) / pages) : 0;
   for (double& b : offered) b *= share;
   if (releases) {
-    // FreshPages::allocate: whole pages of each block, the remainder carried.
+    // As FreshPages hands them back: whole pages of each block, the
+    // remainder carried.
     releases->assign(script.steps.size(), {});
     double carry = 0;
     for (size_t i = 0; i < script.steps.size(); ++i) {
       for (const HeapCall& c : script.steps[i]) {
-        if (!c.alloc || c.first_pass_only || !c.written || c.bytes < min_block) continue;
-        const double block = std::ceil(c.bytes / page_bytes);
-        const double want = share * block + carry;
-        const double back = std::min(block, std::floor(want));
-        carry = want - back;
-        if (back > 0) (*releases)[i].push_back(back);
+        if (!offers(c)) continue;
+        const auto block = static_cast<uint64_t>(std::ceil(c.bytes / page_bytes));
+        const uint64_t back = replay::wholePagesBack(share, block, carry);
+        if (back > 0) (*releases)[i].push_back(static_cast<double>(back));
       }
     }
   }

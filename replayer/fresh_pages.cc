@@ -75,9 +75,7 @@ class Wrapper final : public c10::Allocator {
       const uint64_t pages = bytes / pageBytes();
       offered_ += pages;
       if (share_ > 0) {
-        const double want = share_ * static_cast<double>(pages) + carry_;
-        back = std::min<uint64_t>(pages, static_cast<uint64_t>(want));
-        carry_ = want - static_cast<double>(back);
+        back = wholePagesBack(share_, pages, carry_);
         handed_back_ += back;
       }
     }

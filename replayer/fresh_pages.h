@@ -21,10 +21,21 @@
 // hold, the same every iteration.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 namespace etb::replay {
+
+// How many of a block's `pages` a share hands back: whole pages, the
+// fraction carried on to the next block (`carry`, updated), at most the
+// block. FreshPages hands back by it, and the predictor charges by it.
+inline uint64_t wholePagesBack(double share, uint64_t pages, double& carry) {
+  const double want = share * static_cast<double>(pages) + carry;
+  const uint64_t back = std::min<uint64_t>(pages, static_cast<uint64_t>(want));
+  carry = want - static_cast<double>(back);
+  return back;
+}
 
 class FreshPages {
  public:
