@@ -69,7 +69,8 @@ def sample(args, name, work):
     pred = {}
     if pdir and os.path.exists(f"{pdir}/{name}.predict.json"):
         pred = {o["node_id"]: o for o in json.load(open(f"{pdir}/{name}.predict.json"))["ops"]}
-    points, charged, others_m, others_k = [], 0.0, 0.0, 0.0
+    points, others_m, others_k = [], 0.0, 0.0
+    charged, charged_faults = 0.0, 0.0
     for o in m["ops"]:
         ko = kept.get(o["node_id"])
         if ko is None:
@@ -79,6 +80,7 @@ def sample(args, name, work):
             if o["node_id"] in pred:
                 p = pred[o["node_id"]]
                 charged += p["first_touch_us"] + p["release_us"]
+                charged_faults += o["minor_faults"]
         elif o["minor_faults"] < 0.5:
             others_m += o["replay_us"]
             others_k += ko["replay_us"]
@@ -91,8 +93,8 @@ def sample(args, name, work):
     if faults:
         print(f"   {len(points)} ops faulted only under match: {faults:.0f} faults, +{extra / 1e3:.2f} ms, "
               f"{extra / faults:.1f} us a fault ({a:.1f} us an op + {b:.1f} us a fault)")
-        if pred:
-            print(f"   et_predict charged them {charged / faults:.1f} us a fault "
+        if charged_faults:
+            print(f"   et_predict charged them {charged / charged_faults:.1f} us a fault "
                   f"(first touch + release, {pdir}/{name}.predict.json)")
     print(f"   the ops that faulted in neither: {others_m / 1e3:.2f} ms under match, "
           f"{others_k / 1e3:.2f} ms kept whole")
