@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """What a page fault costs inside a replay, measured without any model.
 
-  scripts/fault_cost.py [--build build] [--predict-dir DIR] SAMPLE...
+  scripts/fault_cost.py [--build build] [--predict-dir DIR] SAMPLE[@DIST]...
 
 Each fleet sample is replayed twice, one after the other: under
 `--heap match` (its original's page faults per step, from the metrics
@@ -21,24 +21,16 @@ ETB_CORE=N pins both replays to core N."""
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from predict_attrib import run_replay, sample_trace  # noqa: E402
 
 # glibc's ceiling for the mmap threshold on 64-bit builds: blocks below it
 # come from the heap, which these settings never trim.
 KEEP_ENV = {"MALLOC_TRIM_THRESHOLD_": str(1 << 40), "MALLOC_MMAP_THRESHOLD_": str(32 << 20),
             "MALLOC_TOP_PAD_": str(256 << 20)}
-
-
-def replay(build, trace, out, extra, env_extra):
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", **env_extra)
-    core = os.environ.get("ETB_CORE")
-    cmd = (["taskset", "-c", core] if core else []) + [
-        f"{build}/replayer/et_replay", trace, "--threads", "1", "--warmup", "2", "--iters", "5",
-        "--quiet", "--report-json", out] + extra
-    subprocess.run(cmd, check=True, env=env, stderr=subprocess.DEVNULL)
-    return json.load(open(out))
 
 
 def least_squares(points):
@@ -55,16 +47,16 @@ def least_squares(points):
     return (sy - b * sx) / n, b
 
 
-def sample(args, name, work):
-    trace = f"fleet_samples/{name}/{name}.et.json.gz"
-    if not os.path.exists(trace):
-        sys.exit(f"{trace}: not a single-rank fleet sample")
+def sample(args, entry, work):
+    name, dist, trace = sample_trace(entry)
     match = ["--heap", "match"]
     pdir = args.predict_dir
     if pdir and os.path.exists(f"{pdir}/orig_{name}/{name}.metrics.json"):
         match += ["--original-metrics", f"{pdir}/orig_{name}/{name}.metrics.json"]
-    m = replay(args.build, trace, f"{work}/{name}.match.json", match, {})
-    k = replay(args.build, trace, f"{work}/{name}.keep.json", [], KEEP_ENV)
+    m = json.load(open(run_replay(args.build, trace, dist, f"{work}/{name}.match.json", quiet=True,
+                                  flags=match)))
+    k = json.load(open(run_replay(args.build, trace, dist, f"{work}/{name}.keep.json", quiet=True,
+                                  env_extra=KEEP_ENV)))
     kept = {o["node_id"]: o for o in k["ops"]}
     pred = {}
     if pdir and os.path.exists(f"{pdir}/{name}.predict.json"):
@@ -87,7 +79,7 @@ def sample(args, name, work):
     faults = sum(x for x, _ in points)
     extra = sum(y for _, y in points)
     a, b = least_squares(points)
-    print(f"## {name}: iteration {m['replay']['iter_ms']['median']:.2f} ms under --heap match, "
+    print(f"## {entry}: iteration {m['replay']['iter_ms']['median']:.2f} ms under --heap match, "
           f"{k['replay']['iter_ms']['median']:.2f} ms on a heap kept whole; faults per iteration "
           f"{m['system']['minor_faults_per_iter']:.0f} and {k['system']['minor_faults_per_iter']:.0f}")
     if faults:
@@ -108,8 +100,8 @@ def main():
     ap.add_argument("samples", nargs="+")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="etb_fault_cost_") as work:
-        for name in args.samples:
-            sample(args, name, work)
+        for entry in args.samples:
+            sample(args, entry, work)
 
 
 if __name__ == "__main__":

@@ -39,11 +39,13 @@ def sample_trace(entry):
     return name, dist or "uniform", trace
 
 
-def run_replay(build, trace, dist, rep, quiet=False):
-    """et_replay's report (one thread, pinned to ETB_CORE) written to `rep`."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+def run_replay(build, trace, dist, rep, quiet=False, flags=(), env_extra=None):
+    """et_replay's report (one thread, pinned to ETB_CORE) written to `rep`;
+    `flags` are further et_replay flags, `env_extra` further environment."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", **(env_extra or {}))
     subprocess.run(pinned([f"{build}/replayer/et_replay", trace, "--threads", "1", "--warmup", "2",
-                           "--iters", "5", "--quiet", "--index-dist", dist, "--report-json", rep]),
+                           "--iters", "5", "--quiet", "--index-dist", dist, "--report-json", rep,
+                           *flags]),
                    check=True, env=env, stderr=subprocess.DEVNULL if quiet else None)
     return rep
 
