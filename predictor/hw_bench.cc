@@ -313,6 +313,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   if (!onGpu(o)) {
     run("first_touch", detail::measureFirstTouch);
     run("release", detail::measureRelease);
+    run("episode", detail::measureEpisode);
     run("retention", detail::measureRetention);
   }
   run("memory_bound", detail::measureMemoryBound);

@@ -68,6 +68,7 @@ void measureFirstTouch(const ProfileOptions& options, HwProfile& profile);
 void measureFirstTouchAgain(const ProfileOptions& options, HwProfile& profile);
 void measureRetention(const ProfileOptions& options, HwProfile& profile);  // after the cache sizes
 void measureRelease(const ProfileOptions& options, HwProfile& profile);    // CPU only
+void measureEpisode(const ProfileOptions& options, HwProfile& profile);    // CPU only
 void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
 void measureReplayStep(const ProfileOptions& options, HwProfile& profile);

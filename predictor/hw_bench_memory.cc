@@ -491,6 +491,73 @@ void measureRelease(const ProfileOptions& o, HwProfile& hw) {
   }
 }
 
+// A release and first touch in a stream of other work (MemoryFacts::
+// episode): after `after_us` of small GEMMs and adds, pages of a resident
+// block handed back and written by a kernel, then four short ops, against
+// the same write and ops with the pages kept, paired rep by rep; the
+// median of the differences. Et_replay --heap match hands an op's output
+// pages back when it allocates them and the op faults them in; glibc's
+// trims likewise come between kernels. The hot loops of measureRelease and
+// firstTouchUsPerPage leave out what such an episode costs the kernel's
+// fault path when its code and the page tables are out of the caches, and
+// what the flushes cost the ops after it. Pages: one (a single flush),
+// 32 (the per-page ceiling's side) and 256 (a whole-TLB flush).
+void measureEpisode(const ProfileOptions& o, HwProfile& hw) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const std::vector<double> gaps = {0, 300, 3000, 10000};
+  const std::vector<size_t> counts = {1, 32, 256};
+  const size_t bytes = counts.back() * page;
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::runtime_error("et_profile_hw: mmap for the fault episodes failed");
+  madvise(p, bytes, MADV_NOHUGEPAGE);  // 4 KiB pages, as a heap's
+  const at::Tensor block = at::from_blob(p, {static_cast<int64_t>(bytes / sizeof(float))},
+                                         at::TensorOptions().dtype(at::kFloat));
+  const at::Tensor a = at::rand({64, 64}), b = at::rand({64, 64});
+  const at::Tensor x = at::rand({16384}), y = at::rand({16384});
+  const auto work = [&](int calls) {
+    for (int i = 0; i < calls; ++i) {
+      at::mm(a, b);
+      at::add(x, y);
+    }
+  };
+  const auto workFor = [&](double us) {
+    const double t0 = replay::nowUs();
+    while (replay::nowUs() - t0 < us) work(1);
+  };
+  const int reps = o.quick ? 9 : 21;
+  hw.memory.episode.clear();
+  for (const double gap : gaps) {
+    for (const size_t n : counts) {
+      const at::Tensor pages = block.narrow(0, 0, static_cast<int64_t>(n * page / sizeof(float)));
+      const auto once = [&](bool release) {
+        block.fill_(1);
+        workFor(gap);
+        const double t0 = replay::nowUs();
+        if (release) madvise(p, n * page, MADV_DONTNEED);
+        pages.fill_(2);
+        work(4);
+        return replay::nowUs() - t0;
+      };
+      const std::vector<double> d = guardedSamples([&] {
+        std::vector<double> out;
+        for (int r = 0; r < reps; ++r) {
+          const double kept = once(false);
+          out.push_back(once(true) - kept);
+        }
+        return out;
+      });
+      hw.memory.episode.push_back({gap, static_cast<double>(n), std::max(0.0, medianOf(d))});
+    }
+  }
+  munmap(p, bytes);
+  if (o.progress) {
+    const MemoryFacts::Episode& one = hw.memory.episode.front();
+    o.progress("fault episode: " + std::to_string(one.us) + " us for a page in other work, " +
+               std::to_string(hw.memory.episode[hw.memory.episode.size() - counts.size()].us) +
+               " after " + std::to_string(gaps.back() / 1e3) + " ms of it");
+  }
+}
+
 // Again later in the profile; the cost is the median of the times measured.
 // On a VM the host's cost of handing the guest a page changes with its other
 // guests: one 2-vCPU VM measured 1.56 us a page in one profile and 2.41 us

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -213,6 +214,29 @@ MemoryFacts memoryFrom(const json& mem, const std::string& path) {
       m.release.push_back({pages, us});
     }
   }
+  if (mem.contains("episode")) {
+    for (const json& e : member(mem, "episode", path)) {
+      MemoryFacts::Episode x;
+      x.after_us = field<double>(e, "after_us", path, "memory.episode");
+      x.pages = field<double>(e, "pages", path, "memory.episode");
+      x.us = field<double>(e, "us", path, "memory.episode");
+      if (x.after_us < 0 || x.pages < 1) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "memory.episode: after_us must not be negative and "
+                        "pages must be at least 1 (got ", x.after_us, ", ", x.pages, ")");
+      }
+      m.episode.push_back(x);
+    }
+    std::sort(m.episode.begin(), m.episode.end(), [](const auto& a, const auto& b) {
+      return a.after_us != b.after_us ? a.after_us < b.after_us : a.pages < b.pages;
+    });
+    for (size_t i = 1; i < m.episode.size(); ++i) {
+      if (m.episode[i].after_us == m.episode[i - 1].after_us &&
+          m.episode[i].pages == m.episode[i - 1].pages) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "memory.episode: two points for ", m.episode[i].pages,
+                        " pages after ", m.episode[i].after_us, " us");
+      }
+    }
+  }
   if (m.page_bytes <= 0 || m.fault_us_per_page < 0) {
     ETB_INPUT_ERROR(SourceLoc{path}, "memory: page_bytes must be positive and fault_us_per_page "
                     "not negative");
@@ -240,6 +264,48 @@ double touchUsPerPage(const MemoryFacts& m) {
   if (m.release.empty() || m.page_bytes <= 0) return m.fault_us_per_page;
   const double pages = 64.0 * (1 << 20) / m.page_bytes;  // firstTouchUsPerPage's region
   return std::max(0.0, m.fault_us_per_page - releaseUs(m, pages) / pages);
+}
+
+namespace {
+// episodeExtraUs at one measured gap: its points (sorted by pages) less
+// the curves' price.
+double episodeExtraAt(const MemoryFacts& m, const std::vector<MemoryFacts::Episode>& at,
+                      double pages) {
+  const auto extra = [&](const MemoryFacts::Episode& e) {
+    return e.us - releaseUs(m, e.pages) - e.pages * touchUsPerPage(m);
+  };
+  double us = extra(at.back());
+  if (pages <= at.front().pages) {
+    us = extra(at.front());
+  } else {
+    for (size_t i = 1; i < at.size(); ++i) {
+      if (pages > at[i].pages) continue;
+      const double f = (pages - at[i - 1].pages) / (at[i].pages - at[i - 1].pages);
+      us = extra(at[i - 1]) + f * (extra(at[i]) - extra(at[i - 1]));
+      break;
+    }
+  }
+  return std::max(0.0, us);
+}
+}  // namespace
+
+double episodeExtraUs(const MemoryFacts& m, double after_us, double pages) {
+  if (m.episode.empty() || pages <= 0) return 0;
+  // The table by gap (MemoryFacts::episode is sorted by gap, then pages).
+  std::vector<std::vector<MemoryFacts::Episode>> by_gap;
+  for (const MemoryFacts::Episode& e : m.episode) {
+    if (by_gap.empty() || by_gap.back().front().after_us != e.after_us) by_gap.emplace_back();
+    by_gap.back().push_back(e);
+  }
+  if (after_us <= by_gap.front().front().after_us) return episodeExtraAt(m, by_gap.front(), pages);
+  for (size_t i = 1; i < by_gap.size(); ++i) {
+    const double lo = by_gap[i - 1].front().after_us, hi = by_gap[i].front().after_us;
+    if (after_us > hi) continue;
+    const double f = lo > 0 ? std::log(after_us / lo) / std::log(hi / lo) : after_us / hi;
+    const double a = episodeExtraAt(m, by_gap[i - 1], pages), b = episodeExtraAt(m, by_gap[i], pages);
+    return a + f * (b - a);
+  }
+  return episodeExtraAt(m, by_gap.back(), pages);
 }
 
 double HwIdentity::tookSeconds() const {
@@ -275,6 +341,11 @@ std::string profileToJson(const HwProfile& hw) {
   json rel = json::array();
   for (const SizePoint& r : hw.memory.release) rel.push_back({{"pages", r.bytes}, {"us", r.us}});
   j["memory"]["release"] = rel;
+  json ep = json::array();
+  for (const MemoryFacts::Episode& e : hw.memory.episode) {
+    ep.push_back({{"after_us", e.after_us}, {"pages", e.pages}, {"us", e.us}});
+  }
+  j["memory"]["episode"] = ep;
   j["dispatch_us"] = hw.dispatch_us;
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;

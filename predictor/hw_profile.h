@@ -148,6 +148,20 @@ struct MemoryFacts {
   // 2-vCPU VM a flushed page cost 3 us at up to 33 pages, against 0.2 us a
   // page beyond. Optional; empty in older profiles (no release cost).
   std::vector<SizePoint> release;
+  // A release and first touch inside a stream of other work, as et_replay
+  // --heap match makes them (an op's output block handed back in part when
+  // allocated, then faulted in as the op writes it): the time a release of
+  // `pages` and a real kernel's write of them, followed by a few short
+  // ops, took over the same write and ops on resident pages, right after
+  // `after_us` of other work (GEMMs and elementwise ops). The hot-loop
+  // curves above (release, fault_us_per_page) price the same pages at
+  // their cheapest: on a 2-vCPU VM a one-page episode cost 29 us in such a
+  // stream against 16 on the curves, a 32-page one alike on both.
+  // Optional; empty in older profiles (no such cost).
+  struct Episode {
+    double after_us = 0, pages = 0, us = 0;
+  };
+  std::vector<Episode> episode;
 };
 
 // The time of one release of `pages` written pages (MemoryFacts::release:
@@ -159,6 +173,14 @@ double releaseUs(const MemoryFacts& memory, double pages);
 // that unmapping the 64 MiB region it was measured on took (on the release
 // curve), for a caller that charges the releases apart.
 double touchUsPerPage(const MemoryFacts& memory);
+
+// What an op that faults in `pages` fresh pages pays beyond releaseUs and
+// touchUsPerPage for them, `after_us` after the previous such op
+// (MemoryFacts::episode less the curves' price at each measured count,
+// linear in pages between counts and level beyond them, then linear in
+// log(after_us) between gaps, level beyond them; never negative). 0 without
+// the table or for no pages.
+double episodeExtraUs(const MemoryFacts& memory, double after_us, double pages);
 
 struct HwProfile {
   HwIdentity identity;

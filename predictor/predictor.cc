@@ -233,6 +233,7 @@ class StepBuilder {
       if (sel[i].is_comm) comm(n, step);
       else op(sel[i].index, fresh[i], releases[i], cold[i], l3[i], step);
       prev_us_ = step.us;
+      since_episode_us_ = rp_.ops[step.op].fresh_pages > 0 ? 0 : since_episode_us_ + step.us;
       steps.push_back(step);
     }
     if (p_.ops == 0 && rank_ == 0) {
@@ -293,6 +294,10 @@ class StepBuilder {
     // the first touch is then the fault alone.
     out.fresh_pages = fresh_bytes / hw_.memory.page_bytes;
     out.first_touch_us = out.fresh_pages * touchUsPerPage(hw_.memory);
+    // And what faulting them in costs inside a stream of other ops beyond
+    // those hot loops (MemoryFacts::episode): the fault path's code and the
+    // page tables out of the caches, the flushes' cost to the ops after it.
+    if (out.fresh_pages > 0) out.episode_us = episodeExtraUs(hw_.memory, since_episode_us_, out.fresh_pages);
     for (const double pages : releases) out.release_us += releaseUs(hw_.memory, pages);
     out.dram_share = cold;
     out.l3_share = l3;
@@ -311,7 +316,8 @@ class StepBuilder {
     // median iteration runs at the median speed (HwProfile::speed_guard; 1
     // if none). The mean would count spells a median iteration leaves out:
     // with it, transformer at four sizes came out +8..+11%, -1..+1 without.
-    out.us = step.us = ((e.us + out.first_touch_us + out.release_us) / (1 - hw_.stall_share) +
+    out.us = step.us = ((e.us + out.first_touch_us + out.release_us + out.episode_us) /
+                            (1 - hw_.stall_share) +
                         hw_.replay_step_us +
                         coldAfterUs(hw_.cold_after, prev_us_) + switched) *
                        hw_.speed_guard.slowdown;
@@ -437,6 +443,9 @@ class StepBuilder {
   std::map<std::string, int64_t> ordinal_;
   std::string profile_path_;
   double prev_us_ = 0;     // the previous step's predicted time
+  // Predicted time since the last op that faulted pages in (since the
+  // iteration began, as after a long stretch, before the first).
+  double since_episode_us_ = 1e9;
   std::string prev_kind_;  // the previous CPU op's kind
   // GPU: the host's and the device's clocks since the iteration started,
   // collectives' transfers left out (runSchedule adds them).

@@ -71,7 +71,7 @@ def sample(args, entry, work):
             points.append((o["minor_faults"], o["replay_us"] - ko["replay_us"]))
             if o["node_id"] in pred:
                 p = pred[o["node_id"]]
-                charged += p["first_touch_us"] + p["release_us"]
+                charged += p["first_touch_us"] + p["release_us"] + p.get("episode_us", 0)
                 charged_faults += o["minor_faults"]
         elif o["minor_faults"] < 0.5:
             others_m += o["replay_us"]
@@ -87,7 +87,7 @@ def sample(args, entry, work):
               f"{extra / faults:.1f} us a fault ({a:.1f} us an op + {b:.1f} us a fault)")
         if charged_faults:
             print(f"   et_predict charged them {charged / charged_faults:.1f} us a fault "
-                  f"(first touch + release, {pdir}/{name}.predict.json)")
+                  f"(first touch, release and episode, {pdir}/{name}.predict.json)")
     print(f"   the ops that faulted in neither: {others_m / 1e3:.2f} ms under match, "
           f"{others_k / 1e3:.2f} ms kept whole")
 

@@ -92,7 +92,7 @@ def attribute(replay_path, predict_path, hw=None):
             k["pages"] += p.get("first_touch_us", 0) / fault_us
         k["model"].add(p["model"])
         if op.get("minor_faults", 0) > 0:
-            pages_us = p.get("first_touch_us", 0) + p.get("release_us", 0)
+            pages_us = p.get("first_touch_us", 0) + p.get("release_us", 0) + p.get("episode_us", 0)
             faulting["faults"] += op["minor_faults"]
             faulting["rest_us"] += op["replay_us"] - (p["us"] - pages_us)
             faulting["charged_us"] += pages_us

@@ -306,6 +306,73 @@ TEST(HeapModel, AReleaseCostsItsPagesOnTheMeasuredCurve) {
   EXPECT_EQ(touchUsPerPage(m), 3);
 }
 
+// A fault episode's excess over the hot-loop curves: each measured point
+// less the release curve and the first touch at its pages, linear in pages
+// between counts and level beyond, linear in the gap from 0 and in its log
+// between positive gaps, level beyond the last; never negative.
+TEST(HeapModel, AFaultEpisodeCostsItsExcessOverTheHotCurves) {
+  MemoryFacts m;
+  m.fault_us_per_page = 3;
+  m.release = {{1, 5}, {33, 101}, {34, 29}, {1024, 205}};
+  EXPECT_EQ(episodeExtraUs(m, 0, 4), 0);  // no table
+  const double touch = 3 - (205 + (16384 - 1024) * 176.0 / 990) / 16384;
+  const auto price = [&](double pages, double release) { return release + pages * touch; };
+  // Gap 0: 20 us over the curves for a page, 40 for 32 (release 5 + 31 x 3).
+  // 1 ms: 60 and 100. 10 ms: 80, and one below the curves (clamped).
+  m.episode = {{0, 1, price(1, 5) + 20},        {0, 32, price(32, 98) + 40},
+               {1000, 1, price(1, 5) + 60},     {1000, 32, price(32, 98) + 100},
+               {10000, 1, price(1, 5) + 80},    {10000, 32, price(32, 98) - 7}};
+  EXPECT_NEAR(episodeExtraUs(m, 0, 1), 20, 1e-9);
+  EXPECT_NEAR(episodeExtraUs(m, 0, 16.5), 30, 1e-9);
+  EXPECT_NEAR(episodeExtraUs(m, 0, 500), 40, 1e-9);   // level beyond 32
+  EXPECT_NEAR(episodeExtraUs(m, 0, 0.25), 20, 1e-9);  // level below 1
+  EXPECT_NEAR(episodeExtraUs(m, 100, 1), 24, 1e-9);   // a tenth of the way to 1 ms
+  EXPECT_NEAR(episodeExtraUs(m, std::sqrt(1e7), 1), 70, 1e-9);  // half way in log
+  EXPECT_NEAR(episodeExtraUs(m, 1e9, 1), 80, 1e-9);
+  EXPECT_EQ(episodeExtraUs(m, 1e9, 32), 0);  // below the curves: nothing
+  EXPECT_NEAR(episodeExtraUs(m, std::sqrt(1e7), 32), 50, 1e-9);  // 100 .. 0
+  EXPECT_EQ(episodeExtraUs(m, 100, 0), 0);  // no pages faulted in
+}
+
+// The predictor charges an op that faults pages in the episode's excess at
+// the predicted time since the last op that did (the iteration's first as
+// after a long stretch), apart from its first touch and releases; the
+// profile keeps the table through its JSON and refuses a bad point by name.
+TEST(HeapModel, ThePredictorChargesAFaultEpisodeByTheTimeSinceTheLast) {
+  const trace::Trace t = chain(256);
+  HwProfile hw = touchProfile();
+  PredictOptions o;
+  o.original_faults = {77};  // 38 pages, then 39
+  const Prediction without = predictIteration({&t}, hw, o);
+  const double touch = touchUsPerPage(hw.memory);  // 3: no release curve
+  // 10 us over the curves at gap 0 and 50 after 10 ms, whatever the pages.
+  hw.memory.episode = {{0, 1, touch + 10},     {0, 32, 32 * touch + 10},
+                       {10000, 1, touch + 50}, {10000, 32, 32 * touch + 50}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
+  ASSERT_EQ(back.memory.episode.size(), 4u);
+  EXPECT_DOUBLE_EQ(back.memory.episode[3].after_us, 10000);
+  EXPECT_DOUBLE_EQ(back.memory.episode[3].pages, 32);
+  const Prediction with = predictIteration({&t}, back, o);
+  const auto& a = without.ranks.front().ops, &b = with.ranks.front().ops;
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_GT(b[0].fresh_pages, 0);
+  EXPECT_GT(b[1].fresh_pages, 0);
+  EXPECT_NEAR(b[0].episode_us, 50, 1e-9);  // the first: as after a long stretch
+  EXPECT_NEAR(b[1].episode_us, 10, 1e-9);  // right after one
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(a[i].episode_us, 0);
+    EXPECT_DOUBLE_EQ(b[i].first_touch_us, a[i].first_touch_us);
+    EXPECT_NEAR(b[i].us - a[i].us, b[i].episode_us, 1e-6);
+  }
+  // Without faults (the heap model: 1 MiB tensors stay warm) nothing.
+  const Prediction warm = predictIteration({&t}, back, PredictOptions{});
+  for (const auto& op : warm.ranks.front().ops) EXPECT_EQ(op.episode_us, 0);
+  hw.memory.episode[1].pages = 0.5;
+  expectRefusedNaming(hw, "memory.episode");
+  hw.memory.episode[1].pages = 1;  // a second point for one page at gap 0
+  expectRefusedNaming(hw, "memory.episode");
+}
+
 // The predictor charges each step's releases on the profile's curve, as
 // part of the op's time, and the profile keeps the curve through its JSON
 // (refusing a count below one page by name).

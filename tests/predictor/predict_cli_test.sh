@@ -56,7 +56,7 @@ PY
   # Where the minutes went: every compute part timed once (a part run twice
   # adds up), together within the process's wall time timed here and most
   # of it (start-up and writing are the rest); the last line says the total.
-  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'release', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
+  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'release', 'episode', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
   [ "$(json "$HW" "[p['section'] for p in d['identity']['sections_s']] == $parts")" = True ] \
     || fail "identity.sections_s does not list the quick profile's parts in order: $(json "$HW" "d['identity'].get('sections_s')")"
   # The dense embedding backward's own gradient fill, timed beside it on
@@ -87,6 +87,12 @@ PY
   release="list(range(1, 65)) + [96, 128, 192, 256, 512, 1024, 2048, 4096]"
   [ "$(json "$HW" "[p['pages'] for p in d['memory'].get('release', [])] == $release and all(p['us'] >= 0 for p in d['memory']['release'])")" = True ] \
     || fail "memory.release is not the measured curve: $(json "$HW" "d['memory'].get('release')")"
+  # Fault episodes amid other work: each gap by one page, 32 and 256, a
+  # time each (that of a release, a write and four short ops over the
+  # same without the release, so a positive one).
+  episodes="[(g, n) for g in (0, 300, 3000, 10000) for n in (1, 32, 256)]"
+  [ "$(json "$HW" "[(p['after_us'], p['pages']) for p in d['memory'].get('episode', [])] == $episodes and all(p['us'] > 0 for p in d['memory']['episode'])")" = True ] \
+    || fail "memory.episode is not the measured table: $(json "$HW" "d['memory'].get('episode')")"
   took=$(json "$HW" "sum(p['s'] for p in d['identity']['sections_s'])")
   [ "$(python3 -c "print(0.6 * $wall <= $took <= $wall)")" = True ] \
     || fail "sections add up to $took s, the process ran $wall s"
@@ -146,6 +152,41 @@ PY
   # And mlp's blocks hand their share back: some release time, none in a view.
   [ "$(json "$WORK/mlp.orig.json" "sum(o['release_us'] for o in d['ops']) > 0 and all(o['release_us'] == 0 for o in d['ops'] if o['model'] == 'view')")" = True ] \
     || fail "--faults original charges no release, or one to a view"
+  # And the first op that faults pages in pays the episode's excess over the
+  # curves after the table's longest gap (nothing faulted before it in the
+  # iteration), at its pages: linear between the measured counts, level
+  # beyond; no op without fresh pages pays any.
+  want=$(python3 - "$HW" "$WORK/mlp.orig.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))['memory']
+op = next(o for o in json.load(open(sys.argv[2]))['ops'] if o['fresh_pages'] > 0)
+rel = sorted((p['pages'], p['us']) for p in m['release'])
+def release(n):
+    hi = next((i for i, (x, _) in enumerate(rel) if x >= n), len(rel) - 1)
+    if hi == 0:
+        return rel[0][1] * n / rel[0][0]
+    (x0, y0), (x1, y1) = rel[hi - 1], rel[hi]
+    return max(0.0, y0 + (n - x0) * (y1 - y0) / (x1 - x0))
+pages64 = 64 * 2**20 / m['page_bytes']
+touch = max(0.0, m['fault_us_per_page'] - release(pages64) / pages64)
+last = max(p['after_us'] for p in m['episode'])
+pts = sorted((p['pages'], p['us'] - release(p['pages']) - p['pages'] * touch)
+             for p in m['episode'] if p['after_us'] == last)
+n = op['fresh_pages']
+if n <= pts[0][0]:
+    e = pts[0][1]
+elif n >= pts[-1][0]:
+    e = pts[-1][1]
+else:
+    (x0, y0), (x1, y1) = next((a, b) for a, b in zip(pts, pts[1:]) if b[0] >= n)
+    e = y0 + (n - x0) * (y1 - y0) / (x1 - x0)
+print(op['node_id'], max(e, 0.0))
+PY
+)
+  [ "$(json "$WORK/mlp.orig.json" "(lambda f: abs(f['episode_us'] - ${want#* }) <= 1e-6 * ${want#* } + 1e-6)(next(o for o in d['ops'] if o['node_id'] == ${want%% *}))")" = True ] \
+    || fail "the first faulting op (node ${want%% *}) pays $(json "$WORK/mlp.orig.json" "next(o['episode_us'] for o in d['ops'] if o['node_id'] == ${want%% *})") us for its episode, not ${want#* }"
+  [ "$(json "$WORK/mlp.orig.json" "all(o['episode_us'] == 0 for o in d['ops'] if o['fresh_pages'] == 0)")" = True ] \
+    || fail "an op without fresh pages pays a fault episode"
   # What-if hand-off: the trace set back as Chakra, readable by our tools.
   "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --quiet \
     --write-chakra "$WORK/mlp_pred" --report-html "$WORK/mlp.html" || fail "--write-chakra exited $?"
