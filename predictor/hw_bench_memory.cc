@@ -707,23 +707,62 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
   if (o.progress) o.progress("embedding_bag: " + std::to_string(hw.embedding.size()) + " tables");
 }
 
+// Each _foreach_ overload libtorch's foreach optimizers (SGD, Adam, AdamW)
+// call, timed apart: per tensor they differ several times over (on 1.13's
+// CPU kernels a list times a number costs 1.5-1.8 us a tensor, a list plus
+// a list 0.3-0.7, zeroing 0.1-0.3). Values that stay finite and normal
+// over many calls: factors of one, positive divisors.
 void measureForeach(const ProfileOptions& o, HwProfile& hw) {
-  for (int64_t tensors : {4, 32, 128}) {
-    for (int64_t each : sizesOf(o, {256, 65536}, {64, 1024, 16384, 262144})) {
-      std::vector<at::Tensor> xs, ys;
-      for (int64_t i = 0; i < tensors; ++i) {
-        xs.push_back(at::randn({each}, tensorsOn(o)));
-        ys.push_back(at::randn({each}, tensorsOn(o)));
+  struct Overload {
+    const char* name;
+    const char* overload;
+    int lists;       // tensor lists it reads (the first one also written)
+    int out_lists;   // lists it returns
+    enum { kNone, kAlpha, kScalar, kScalars } extra;
+  };
+  const std::vector<Overload> overloads = {
+      {"aten::_foreach_add_", "List", 2, 0, Overload::kAlpha},
+      {"aten::_foreach_mul_", "Scalar", 1, 0, Overload::kScalar},
+      {"aten::_foreach_add_", "Scalar", 1, 0, Overload::kScalar},
+      {"aten::_foreach_div_", "ScalarList", 1, 0, Overload::kScalars},
+      {"aten::_foreach_addcmul_", "Scalar", 3, 0, Overload::kScalar},
+      {"aten::_foreach_addcdiv_", "ScalarList", 3, 0, Overload::kScalars},
+      {"aten::_foreach_zero_", "", 1, 0, Overload::kNone},
+      {"aten::_foreach_sqrt", "", 1, 1, Overload::kNone},
+      {"aten::_foreach_add", "Scalar", 1, 1, Overload::kScalar},
+  };
+  for (const Overload& op : overloads) {
+    const std::string key = std::string(op.name) + (*op.overload ? "." : "") + op.overload;
+    for (int64_t tensors : {4, 32, 128}) {
+      for (int64_t each : sizesOf(o, {256, 65536}, {64, 1024, 16384, 262144})) {
+        std::vector<c10::IValue> args;
+        for (int l = 0; l < op.lists; ++l) {
+          std::vector<at::Tensor> xs;
+          for (int64_t i = 0; i < tensors; ++i) xs.push_back(at::rand({each}, tensorsOn(o)) + 1);
+          args.emplace_back(xs);
+        }
+        if (op.extra == Overload::kAlpha || op.extra == Overload::kScalar) {
+          args.emplace_back(c10::Scalar(1.0));
+        } else if (op.extra == Overload::kScalars) {
+          c10::impl::GenericList ones(c10::NumberType::get());
+          for (int64_t i = 0; i < tensors; ++i) ones.push_back(c10::IValue(c10::Scalar(1.0)));
+          args.emplace_back(std::move(ones));
+        }
+        // Launch costs by list length (a GPU profile's launch_us, which
+        // et_predict reads for every _foreach_ op as "aten::_foreach_add_:T"):
+        // the kernels a _foreach_ op launches grow with its tensors.
+        const std::string launch = key == kForeachList ? std::string(op.name) : key;
+        const double us = predict::timeOp(op.name, op.overload, args, o.quick,
+                                          launch + ":" + std::to_string(tensors));
+        const double bytes = 4.0 * static_cast<double>(tensors * each * (op.lists + op.out_lists));
+        hw.foreach_ops.push_back({tensors, tensors * each, us, key, bytes});
       }
-      // Launch costs by list length (a GPU profile's launch_us): the
-      // kernels a _foreach_ op launches grow with its tensors.
-      hw.foreach_ops.push_back(
-          {tensors, tensors * each,
-           predict::timeOp("aten::_foreach_add_", "List", {xs, ys, c10::Scalar(1)}, o.quick,
-                           "aten::_foreach_add_:" + std::to_string(tensors))});
     }
   }
-  if (o.progress) o.progress("_foreach_: " + std::to_string(hw.foreach_ops.size()) + " lists");
+  if (o.progress) {
+    o.progress("_foreach_: " + std::to_string(hw.foreach_ops.size()) + " lists over " +
+               std::to_string(overloads.size()) + " overloads");
+  }
 }
 
 }  // namespace etb::predict::detail

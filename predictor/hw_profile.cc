@@ -391,7 +391,8 @@ std::string profileToJson(const HwProfile& hw) {
   j["embedding_bag"] = embeddingJson(hw.embedding);
   json fe = json::array();
   for (const ForeachPoint& f : hw.foreach_ops) {
-    fe.push_back({{"tensors", f.tensors}, {"elems", f.elems}, {"us", f.us}});
+    fe.push_back({{"tensors", f.tensors}, {"elems", f.elems}, {"us", f.us}, {"op", f.op},
+                  {"bytes", f.bytes}});
   }
   j["foreach"] = fe;
   json co = json::array();
@@ -511,9 +512,15 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   }
   hw.embedding = embeddingFrom(member(j, "embedding_bag", path), path);
   for (const json& f : member(j, "foreach", path)) {
-    hw.foreach_ops.push_back({field<int64_t>(f, "tensors", path, "foreach"),
-                              field<int64_t>(f, "elems", path, "foreach"),
-                              field<double>(f, "us", path, "foreach")});
+    ForeachPoint p{field<int64_t>(f, "tensors", path, "foreach"),
+                   field<int64_t>(f, "elems", path, "foreach"), field<double>(f, "us", path, "foreach")};
+    if (f.contains("op")) p.op = field<std::string>(f, "op", path, "foreach");
+    if (f.contains("bytes")) p.bytes = field<double>(f, "bytes", path, "foreach");
+    if (p.op.rfind("aten::_foreach_", 0) != 0 || p.bytes < 0) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "foreach: op must name an aten::_foreach_ overload and bytes "
+                      "not be negative (got \"", p.op, "\", ", p.bytes, ")");
+    }
+    hw.foreach_ops.push_back(std::move(p));
   }
   for (const json& c : member(j, "collectives", path)) {
     hw.collectives.push_back({field<std::string>(c, "type", path, "collectives"),

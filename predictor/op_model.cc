@@ -160,26 +160,33 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
 void OpModel::fitForeach() {
   // A _foreach_ loop moves its lists' bytes like one in-place kernel over
   // all of them (the "inplace" curve: cache-resident totals stream far
-  // faster than the largest lists measured) plus a cost per tensor:
-  // us - curve = a + b * tensors, least squares relative to each point's
-  // time (the largest lists would otherwise set the per-tensor cost).
+  // faster than the largest lists measured) plus a cost per tensor, each
+  // overload its own: us - curve = a + b * tensors, least squares relative
+  // to each point's time (the largest lists would otherwise set the
+  // per-tensor cost).
   const auto it = warm_.find("inplace");
   if (it == warm_.end()) return;
-  double sw = 0, st = 0, stt = 0, sr = 0, str = 0;
-  for (const ForeachPoint& f : hw_.foreach_ops) {
-    const double w = 1.0 / std::max(f.us * f.us, 1e-6);
-    const double t = static_cast<double>(f.tensors);
-    const double r = f.us - curveUs(it->second, 12.0 * static_cast<double>(f.elems));
-    sw += w;
-    st += w * t;
-    stt += w * t * t;
-    sr += w * r;
-    str += w * t * r;
+  std::map<std::string, std::vector<const ForeachPoint*>> by_op;
+  for (const ForeachPoint& f : hw_.foreach_ops) by_op[f.op].push_back(&f);
+  for (const auto& [op, points] : by_op) {
+    double sw = 0, st = 0, stt = 0, sr = 0, str = 0;
+    for (const ForeachPoint* f : points) {
+      const double w = 1.0 / std::max(f->us * f->us, 1e-6);
+      const double t = static_cast<double>(f->tensors);
+      const double bytes = f->bytes > 0 ? f->bytes : 12.0 * static_cast<double>(f->elems);
+      const double r = f->us - curveUs(it->second, bytes);
+      sw += w;
+      st += w * t;
+      stt += w * t * t;
+      sr += w * r;
+      str += w * t * r;
+    }
+    const double det = sw * stt - st * st;
+    if (points.size() < 2 || std::fabs(det) < 1e-300) continue;
+    ForeachFit& fit = foreach_[op];
+    fit.tensor = std::max((sw * str - st * sr) / det, 0.0);
+    fit.base = std::max((sr - fit.tensor * st) / sw, 0.0);
   }
-  const double det = sw * stt - st * st;
-  if (hw_.foreach_ops.size() < 2 || std::fabs(det) < 1e-300) return;
-  fe_tensor_ = std::max((sw * str - st * sr) / det, 0.0);
-  fe_base_ = std::max((sr - fe_tensor_ * st) / sw, 0.0);
 }
 
 OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold,
@@ -208,7 +215,11 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   }
   if (kEmbFwd.count(name)) return {embeddingUs(sh, false, cold), "embedding_bag", false};
   if (kEmbBwd.count(name)) return {embeddingUs(sh, true, cold), "embedding_bag", false};
-  if (name.rfind("_foreach_", 0) == 0) return {foreachUs(sh, cold, l3), "foreach", false};
+  if (name.rfind("_foreach_", 0) == 0) {
+    std::string overload;
+    const std::string op = opKind(t, node, &overload);
+    return {foreachUs(overload.empty() ? op : op + "." + overload, sh, cold, l3), "foreach", false};
+  }
   if (kView.count(name)) return {hw_.view_us, "view", false};
   if (auto pool = poolEstimate(name, sh)) return *pool;
   return memoryEstimate(name, sh, cold, l3);
@@ -465,10 +476,21 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
   return std::max((input ? at(1) : 0) + (weight ? at(2) : 0), hw_.dispatch_us);
 }
 
-double OpModel::foreachUs(const OpShapes& sh, double cold, double l3) const {
+double OpModel::foreachUs(const std::string& op, const OpShapes& sh, double cold, double l3) const {
   if (sh.in_lists.empty()) return hw_.dispatch_us;
+  // An overload not timed: one list and a number, or a number each
+  // (_foreach_sub_.Scalar), costs like _foreach_mul_.Scalar; the rest like
+  // _foreach_add_.List (all a profile before per-overload points had).
+  auto fit = foreach_.find(op);
+  const std::string overload = op.substr(op.rfind('.') + 1);
+  if (fit == foreach_.end() && sh.in_lists.size() == 1 &&
+      (overload == "Scalar" || overload == "ScalarList")) {
+    fit = foreach_.find("aten::_foreach_mul_.Scalar");
+  }
+  if (fit == foreach_.end()) fit = foreach_.find(kForeachList);
+  const ForeachFit f = fit == foreach_.end() ? ForeachFit{} : fit->second;
   const double tensors = static_cast<double>(sh.in_lists.front().size());
-  return fe_base_ + fe_tensor_ * tensors + memoryUs("inplace", sh.bytes(), cold, l3);
+  return f.base + f.tensor * tensors + memoryUs("inplace", sh.bytes(), cold, l3);
 }
 
 std::string OpModel::rngClass(const OpShapes& sh) const {

@@ -15,7 +15,7 @@
 //                  one per distinct row (the distribution's expected count),
 //                  scaled to the measured calls of the nearest tables, plus
 //                  their flushed-cache extra by the gradient's DRAM share;
-//   foreach        a per-tensor cost (fitted to _foreach_ loops) plus the
+//   foreach        a per-tensor cost (fitted per overload to _foreach_ loops) plus the
 //                  lists' bytes on the in-place curve;
 //   pool           2-D max/avg pooling: a time per output element that grows
 //                  with the window, from curves at 2x2 and 3x3 windows
@@ -103,7 +103,8 @@ class OpModel {
   // 2-D pooling from its "pool:" curves; nullopt for other ops or a
   // profile without them.
   std::optional<OpEstimate> poolEstimate(const std::string& name, const OpShapes& shapes) const;
-  double foreachUs(const OpShapes& shapes, double cold, double l3) const;
+  // `op`: "aten::_foreach_mul_.Scalar" (name.overload).
+  double foreachUs(const std::string& op, const OpShapes& shapes, double cold, double l3) const;
   OpEstimate memoryEstimate(const std::string& name, const OpShapes& shapes, double cold,
                             double l3) const;
   double memoryUs(const std::string& cls, double bytes, double cold = 0, double l3 = 0) const;
@@ -186,7 +187,10 @@ class OpModel {
   };
   std::vector<TableRatio> emb_bwd_ratio_;
   std::vector<KnnPoint<2>> emb_bwd_cold_fixed_, emb_bwd_cold_row_;
-  double fe_base_ = 0, fe_tensor_ = 0;  // _foreach_: fixed and per-tensor cost
+  struct ForeachFit {
+    double base = 0, tensor = 0;  // fixed and per-tensor cost
+  };
+  std::map<std::string, ForeachFit> foreach_;  // _foreach_ by op.overload timed
   // The memory-bound curves without first-touch costs, and the collective
   // curves of comm_ by type and group size, each sorted by bytes once.
   std::map<std::string, std::vector<SizePoint>> warm_;

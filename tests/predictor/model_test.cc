@@ -220,6 +220,55 @@ TEST(OpModel, AForeachLoopIsAPerTensorCostPlusItsBytesOnTheInPlaceCurve) {
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 3 + 0.5 * 10 + 20, 1e-6);
 }
 
+// Each _foreach_ overload timed has its own per-tensor cost, fitted on
+// the bytes the profile says a trace records for it; an overload not timed
+// takes _foreach_mul_.Scalar's when it is one list and a number, else
+// _foreach_add_.List's. The points keep their op and bytes through JSON.
+TEST(OpModel, EachForeachOverloadCostsItsOwnPerTensor) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["inplace"] = {{1000, 1}, {1e9, 1e6}};  // 1 us per 1000 bytes
+  for (int64_t tensors : {4, 32, 128}) {
+    for (int64_t elems : {int64_t{1000}, int64_t{1000000}}) {
+      hw.foreach_ops.push_back({tensors, elems, 3 + 0.5 * tensors + 12.0 * elems / 1000});
+      // One list read and written, recorded as its 4 bytes an element.
+      hw.foreach_ops.push_back({tensors, elems, 2 + 1.6 * tensors + 4.0 * elems / 1000,
+                                "aten::_foreach_mul_.Scalar", 4.0 * elems});
+    }
+  }
+  const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
+  ASSERT_EQ(back.foreach_ops.size(), hw.foreach_ops.size());
+  EXPECT_EQ(back.foreach_ops[1].op, "aten::_foreach_mul_.Scalar");
+  EXPECT_DOUBLE_EQ(back.foreach_ops[1].bytes, 4000);
+  EXPECT_EQ(back.foreach_ops[0].op, "aten::_foreach_add_.List");
+  const OpModel model(back, "uniform");
+  TraceBuilder b;
+  const auto list = [&] {
+    trace::Value xs;
+    xs.kind = trace::ValueKind::kList;
+    for (int i = 0; i < 10; ++i) xs.items.push_back(b.tensor({250}));  // 10 x 1000 bytes
+    return xs;
+  };
+  const trace::Value one = trace::makeDouble(b.trace(), 1.0);
+  b.op("aten::_foreach_mul_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()", {list(), one}, {});
+  b.op("aten::_foreach_sub_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()", {list(), one}, {});
+  b.op("aten::_foreach_lerp_.Scalar(Tensor(a!)[] self, Tensor[] tensors1, Scalar weight) -> ()",
+       {list(), list(), one}, {});
+  b.op("aten::_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
+       {list(), list(), one}, {});
+  const trace::Trace t = b.finish();
+  std::vector<double> us;
+  for (const trace::Node& n : t.nodes) {
+    if (t.str(n.op_schema).rfind("aten::_foreach_", 0) == 0) us.push_back(model.estimate(t, n).us);
+  }
+  ASSERT_EQ(us.size(), 4u);
+  EXPECT_NEAR(us[0], 2 + 1.6 * 10 + 10, 1e-6);  // its own fit, 10,000 bytes recorded
+  EXPECT_NEAR(us[1], 2 + 1.6 * 10 + 10, 1e-6);  // not timed: one list and a number
+  EXPECT_NEAR(us[2], 3 + 0.5 * 10 + 20, 1e-6);  // not timed, two lists: the List fit
+  EXPECT_NEAR(us[3], 3 + 0.5 * 10 + 20, 1e-6);
+  hw.foreach_ops[1].op = "aten::mul_";
+  expectRefusedNaming(hw, "foreach");
+}
+
 TEST(OpModel, ALookupFollowsTheLeastSquaresLineThroughEveryPoolingOfItsTable) {
   HwProfile hw = handProfile();
   // One table at three poolings, not on one line: (256, 10), (2048, 30),
