@@ -93,6 +93,17 @@ PY
   episodes="[(g, n) for g in (0, 300, 3000, 10000) for n in (1, 32, 256)]"
   [ "$(json "$HW" "[(p['after_us'], p['pages']) for p in d['memory'].get('episode', [])] == $episodes and all(p['us'] > 0 for p in d['memory']['episode'])")" = True ] \
     || fail "memory.episode is not the measured table: $(json "$HW" "d['memory'].get('episode')")"
+  # Each _foreach_ overload the foreach optimizers call, at three list
+  # lengths and two sizes, with the bytes a trace records for it (its
+  # tensor lists in the schema, read or returned).
+  lists="{'aten::_foreach_add_.List': 2, 'aten::_foreach_mul_.Scalar': 1, 'aten::_foreach_add_.Scalar': 1, 'aten::_foreach_div_.ScalarList': 1, 'aten::_foreach_addcmul_.Scalar': 3, 'aten::_foreach_addcdiv_.ScalarList': 3, 'aten::_foreach_zero_': 1, 'aten::_foreach_sqrt': 2, 'aten::_foreach_add.Scalar': 2}"
+  [ "$(json "$HW" "(lambda f, l: sorted(set(p['op'] for p in f)) == sorted(l) and all(sum(p['op'] == k for p in f) == 6 and all(p['bytes'] == 4 * p['elems'] * n for p in f if p['op'] == k) for k, n in l.items()))(d['foreach'], $lists)")" = True ] \
+    || fail "foreach is not one table per overload: $(json "$HW" "[(p['op'], p['tensors'], p['elems'], p['bytes']) for p in d['foreach']]")"
+  # A list times a number goes through a call per tensor on libtorch 1.13's
+  # CPU kernels (1.5-1.8 us a tensor against 0.3-0.7 for a list plus a
+  # list): 128 small tensors cost more than twice as much.
+  [ "$(json "$HW" "(lambda us: us('aten::_foreach_mul_.Scalar') > 2 * us('aten::_foreach_add_.List'))(lambda k: next(p['us'] for p in d['foreach'] if p['op'] == k and p['tensors'] == 128))")" = True ] \
+    || fail "_foreach_mul_.Scalar is not timed apart from _foreach_add_.List"
   took=$(json "$HW" "sum(p['s'] for p in d['identity']['sections_s'])")
   [ "$(python3 -c "print(0.6 * $wall <= $took <= $wall)")" = True ] \
     || fail "sections add up to $took s, the process ran $wall s"
