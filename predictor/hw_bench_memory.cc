@@ -716,7 +716,7 @@ void measureForeach(const ProfileOptions& o, HwProfile& hw) {
   struct Overload {
     const char* name;
     const char* overload;
-    int lists;       // tensor lists it reads (the first one also written)
+    int lists;       // tensor lists it reads (in place: the first one also written)
     int out_lists;   // lists it returns
     enum { kNone, kAlpha, kScalar, kScalars } extra;
   };

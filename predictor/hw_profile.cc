@@ -267,45 +267,55 @@ double touchUsPerPage(const MemoryFacts& m) {
 }
 
 namespace {
-// episodeExtraUs at one measured gap: its points (sorted by pages) less
-// the curves' price.
-double episodeExtraAt(const MemoryFacts& m, const std::vector<MemoryFacts::Episode>& at,
-                      double pages) {
+using EpisodeIt = std::vector<MemoryFacts::Episode>::const_iterator;
+
+// episodeExtraUs at one measured gap: its points [first, last) (sorted by
+// pages) less the curves' price.
+double episodeExtraAt(const MemoryFacts& m, EpisodeIt first, EpisodeIt last, double pages) {
+  const double touch = touchUsPerPage(m);
   const auto extra = [&](const MemoryFacts::Episode& e) {
-    return e.us - releaseUs(m, e.pages) - e.pages * touchUsPerPage(m);
+    return e.us - releaseUs(m, e.pages) - e.pages * touch;
   };
-  double us = extra(at.back());
-  if (pages <= at.front().pages) {
-    us = extra(at.front());
+  double us = extra(*(last - 1));
+  if (pages <= first->pages) {
+    us = extra(*first);
   } else {
-    for (size_t i = 1; i < at.size(); ++i) {
-      if (pages > at[i].pages) continue;
-      const double f = (pages - at[i - 1].pages) / (at[i].pages - at[i - 1].pages);
-      us = extra(at[i - 1]) + f * (extra(at[i]) - extra(at[i - 1]));
+    for (EpisodeIt hi = first + 1; hi != last; ++hi) {
+      if (pages > hi->pages) continue;
+      const EpisodeIt lo = hi - 1;
+      const double f = (pages - lo->pages) / (hi->pages - lo->pages);
+      us = extra(*lo) + f * (extra(*hi) - extra(*lo));
       break;
     }
   }
   return std::max(0.0, us);
 }
+
+// The end of the gap `first` starts (MemoryFacts::episode is sorted by gap).
+EpisodeIt gapEnd(const MemoryFacts& m, EpisodeIt first) {
+  return std::find_if(first, m.episode.end(),
+                      [&](const MemoryFacts::Episode& e) { return e.after_us != first->after_us; });
+}
 }  // namespace
 
 double episodeExtraUs(const MemoryFacts& m, double after_us, double pages) {
   if (m.episode.empty() || pages <= 0) return 0;
-  // The table by gap (MemoryFacts::episode is sorted by gap, then pages).
-  std::vector<std::vector<MemoryFacts::Episode>> by_gap;
-  for (const MemoryFacts::Episode& e : m.episode) {
-    if (by_gap.empty() || by_gap.back().front().after_us != e.after_us) by_gap.emplace_back();
-    by_gap.back().push_back(e);
+  EpisodeIt lo = m.episode.begin();
+  EpisodeIt lo_end = gapEnd(m, lo);
+  if (after_us <= lo->after_us) return episodeExtraAt(m, lo, lo_end, pages);
+  while (lo_end != m.episode.end()) {
+    const EpisodeIt hi = lo_end, hi_end = gapEnd(m, hi);
+    if (after_us <= hi->after_us) {
+      const double f = lo->after_us > 0
+                           ? std::log(after_us / lo->after_us) / std::log(hi->after_us / lo->after_us)
+                           : after_us / hi->after_us;
+      const double a = episodeExtraAt(m, lo, lo_end, pages), b = episodeExtraAt(m, hi, hi_end, pages);
+      return a + f * (b - a);
+    }
+    lo = hi;
+    lo_end = hi_end;
   }
-  if (after_us <= by_gap.front().front().after_us) return episodeExtraAt(m, by_gap.front(), pages);
-  for (size_t i = 1; i < by_gap.size(); ++i) {
-    const double lo = by_gap[i - 1].front().after_us, hi = by_gap[i].front().after_us;
-    if (after_us > hi) continue;
-    const double f = lo > 0 ? std::log(after_us / lo) / std::log(hi / lo) : after_us / hi;
-    const double a = episodeExtraAt(m, by_gap[i - 1], pages), b = episodeExtraAt(m, by_gap[i], pages);
-    return a + f * (b - a);
-  }
-  return episodeExtraAt(m, by_gap.back(), pages);
+  return episodeExtraAt(m, lo, lo_end, pages);
 }
 
 double HwIdentity::tookSeconds() const {
