@@ -7,6 +7,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/kineto/kineto_linker.h"
@@ -32,19 +33,30 @@ TEST(HostPlan, EmulatedGapIsOriginalLessReplayNeverNegative) {
 // (a system call, 0.5-1.5 us here) more than it measures, which alone would
 // add 1-3 ms (25-75%). Planted faults: the read's cost not taken off, the
 // overshoot not carried to the next spin.
+// Three trials, each with a spinner of its own (its own read-cost estimate):
+// a preemption on a VM that reports no steal is counted in the thread's CPU
+// time and only ever adds, so the least of three bounds the overshoot (one
+// CI run under ctest's parallel load saw 4853 of 4000 in a single trial);
+// a spinner that stops short does so in every trial, so the most of three
+// bounds that side. A planted fault moves all three.
 TEST(HostPlan, SpinsAddUpToWhatWasAsked) {
-  HostSpinner s;
-  const double t0 = threadCpuUs();
-  for (int i = 0; i < 2000; ++i) s.spin(2.0);
-  const double spent = threadCpuUs() - t0;
+  double least = 1e300, most = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    HostSpinner s;
+    const double t0 = threadCpuUs();
+    for (int i = 0; i < 2000; ++i) s.spin(2.0);
+    const double spent = threadCpuUs() - t0;
+    least = std::min(least, spent);
+    most = std::max(most, spent);
+  }
   // Under load a read's cost measured at construction can come out high (a
   // spin then stops a little short: 3777 of 3800 seen at load 4).
-  EXPECT_GT(spent, 4000.0 * 0.9);
+  EXPECT_GT(most, 4000.0 * 0.9);
   // Without the carried debt each 2 us spin overshoots by about one clock
   // read (0.5-1.5 us here): +25-75%. With it, 4221 of 4200 was seen once
   // under load (two helpers building), and 4410 of 4000 in a CI run with
   // the estimate capped; the bound leaves 15%.
-  EXPECT_LT(spent, 4000.0 * 1.15) << "per-spin overshoot accumulates";
+  EXPECT_LT(least, 4000.0 * 1.15) << "per-spin overshoot accumulates";
 }
 
 // A spin the host preempted for a millisecond (counted in the thread's CPU
