@@ -307,6 +307,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
     run("dispatch", measureDispatch);
     run("replay_step", detail::measureReplayStep);
     run("cold_after", detail::measureColdAfter);
+    run("cold_kinds", detail::measureColdKinds);
   }
   run("gemm", measureGemm);
   run("conv", measureConv);

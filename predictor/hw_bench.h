@@ -73,6 +73,7 @@ void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
 void measureReplayStep(const ProfileOptions& options, HwProfile& profile);
 void measureColdAfter(const ProfileOptions& options, HwProfile& profile);
+void measureColdKinds(const ProfileOptions& options, HwProfile& profile);  // CPU only
 // Each GEMM, BMM and conv point of `kept` takes `again`'s time where that is
 // faster (the same shapes measured in a later pass, in the same order).
 // Interference - another job on the core's sibling, a neighbour on the

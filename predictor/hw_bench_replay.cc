@@ -9,9 +9,11 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/base/error.h"
 #include "core/base/log.h"
 #include "core/model/tiny_op_chain.h"
 #include "predictor/hw_bench.h"
@@ -138,8 +140,137 @@ void measureColdAfter(const ProfileOptions& o, HwProfile& hw) {
   }
 }
 
+// Some fifty kinds of small ops, each down code of its own (GEMMs, convs,
+// pooling, norms, reductions, scans, sorts, indexing, losses, elementwise
+// and activation kernels): what an iteration of a small model runs between
+// two calls of one kind.
+class KindRotation {
+ public:
+  KindRotation() {
+    a_ = at::rand({16, 16});
+    b_ = at::rand({16, 16});
+    v_ = at::rand({64});
+    img_ = at::rand({1, 4, 8, 8});
+    k_ = at::rand({4, 4, 3, 3});
+    idx_ = at::randint(0, 16, {8}, at::TensorOptions().dtype(at::kLong));
+    gather_idx_ = at::randint(0, 16, {16, 4}, at::TensorOptions().dtype(at::kLong));
+    mask_ = a_ > 0.5;
+    log_probs_ = at::log_softmax(a_, 1);
+    probs_ = a_.clamp(0.01, 0.99);
+    ch_ = at::ones({4});
+    mean_ = at::zeros({4});
+    var_ = at::ones({4});
+    ops_ = {
+        [this] { at::mm(a_, b_); },
+        [this] { at::addmm(b_, a_, b_); },
+        [this] { at::bmm(a_.unsqueeze(0), b_.unsqueeze(0)); },
+        [this] { at::conv2d(img_, k_); },
+        [this] { at::max_pool2d(img_, {2, 2}); },
+        [this] { at::avg_pool2d(img_, {2, 2}); },
+        [this] { at::upsample_nearest2d(img_, {16, 16}); },
+        [this] { at::batch_norm(img_, ch_, ch_, mean_, var_, true, 0.1, 1e-5, false); },
+        [this] { at::layer_norm(a_, {16}); },
+        [this] { at::sum(a_, 0); },
+        [this] { at::mean(a_); },
+        [this] { at::var(a_, 1); },
+        [this] { at::norm(a_); },
+        [this] { at::prod(a_, 1); },
+        [this] { at::amax(a_, 1); },
+        [this] { at::max(a_, 1); },
+        [this] { at::argmax(a_, 1); },
+        [this] { at::softmax(a_, 1); },
+        [this] { at::log_softmax(a_, 1); },
+        [this] { at::nll_loss(log_probs_, idx_.repeat({2})); },
+        [this] { at::mse_loss(a_, b_); },
+        [this] { at::binary_cross_entropy(probs_, b_); },
+        [this] { at::cumsum(a_, 1); },
+        [this] { at::sort(a_, 1); },
+        [this] { at::topk(v_, 4); },
+        [this] { at::index_select(a_, 0, idx_); },
+        [this] { at::embedding(a_, idx_); },
+        [this] { at::gather(a_, 1, gather_idx_); },
+        [this] { at::where(mask_, a_, b_); },
+        [this] { a_.masked_fill(mask_, 0); },
+        [this] { at::cat({a_, b_}); },
+        [this] { at::flip(a_, {0}); },
+        [this] { at::tril(a_); },
+        [this] { a_.clone(); },
+        [this] { at::add(a_, b_); },
+        [this] { at::mul(a_, b_); },
+        [this] { at::div(a_, b_); },
+        [this] { at::eq(a_, b_); },
+        [this] { at::maximum(a_, b_); },
+        [this] { at::exp(a_); },
+        [this] { at::log(a_); },
+        [this] { at::sqrt(a_); },
+        [this] { at::pow(a_, 2); },
+        [this] { at::clamp(a_, 0.2, 0.8); },
+        [this] { at::abs(a_); },
+        [this] { at::floor(a_); },
+        [this] { at::sin(a_); },
+        [this] { at::erf(a_); },
+        [this] { at::tanh(a_); },
+        [this] { at::sigmoid(a_); },
+        [this] { at::relu(a_); },
+        [this] { at::gelu(a_); },
+        [this] { at::silu(a_); },
+        [this] { at::hardswish(a_); },
+        [this] { at::leaky_relu(a_); },
+        [this] { at::elu(a_); },
+    };
+  }
+  size_t size() const { return ops_.size(); }
+  void call(size_t i) const { ops_[i % ops_.size()](); }
+
+ private:
+  at::Tensor a_, b_, v_, img_, k_, idx_, gather_idx_, mask_, log_probs_, probs_, ch_, mean_, var_;
+  std::vector<std::function<void()>> ops_;
+};
+
+void measureColdKinds(const ProfileOptions& o, HwProfile& hw) {
+  const KindRotation rot;
+  const size_t n = rot.size();
+  // The probes: a dozen of the rotation's kinds, spread over its families.
+  const std::vector<size_t> probes = {0, 3, 4, 8, 9, 17, 22, 25, 28, 30, 34, 51};
+  const std::vector<int> counts = o.quick ? std::vector<int>{1, 4, 16, 48}
+                                          : std::vector<int>{1, 2, 4, 8, 16, 32, 48};
+  const int samples = o.quick ? 9 : 21;
+  for (size_t i = 0; i < n; ++i) rot.call(i);
+  std::vector<double> hot(probes.size());
+  for (size_t p = 0; p < probes.size(); ++p) {
+    hot[p] = medianCallUs([&] { rot.call(probes[p]); }, o.quick);
+  }
+  double extra = 0;
+  for (const int kinds : counts) {
+    std::vector<double> extras;
+    for (size_t p = 0; p < probes.size(); ++p) {
+      const std::vector<double> cold = guardedSamples([&] {
+        std::vector<double> s;
+        for (int r = 0; r < samples; ++r) {
+          // The `kinds` kinds after the probe's in the rotation, then the probe.
+          for (int j = 1; j <= kinds; ++j) rot.call(probes[p] + static_cast<size_t>(j));
+          const double t0 = replay::nowUs();
+          rot.call(probes[p]);
+          s.push_back(replay::nowUs() - t0);
+        }
+        return s;
+      });
+      extras.push_back(medianOf(cold) - hot[p]);
+    }
+    // More kinds in between cannot leave more of a kind's code in the caches.
+    extra = std::max(extra, medianOf(extras));
+    hw.cold_kinds.push_back({static_cast<double>(kinds), extra});
+  }
+  if (o.progress) {
+    o.progress("cold kinds: +" + std::to_string(hw.cold_kinds.front().us) + " us after " +
+               std::to_string(counts.front()) + " other kind(s), +" +
+               std::to_string(hw.cold_kinds.back().us) + " after " + std::to_string(counts.back()));
+  }
+}
+
 void measureReplayStep(const ProfileOptions& o, HwProfile& hw) {
   if (!onGpu(o)) {
+    ETB_CHECK(kKinds.size() == static_cast<size_t>(HwProfile::kReplayStepKinds));
     const ChainCost c = chainCost(kKinds, o);
     hw.replay_step_us = std::max(0.0, c.replay_us - c.hot_us);
     if (o.progress) o.progress("replay step: " + std::to_string(hw.replay_step_us) + " us per op");

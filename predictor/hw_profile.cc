@@ -363,6 +363,11 @@ std::string profileToJson(const HwProfile& hw) {
   json cold = json::array();
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
+  if (!hw.cold_kinds.empty()) {
+    json kinds = json::array();
+    for (const SizePoint& c : hw.cold_kinds) kinds.push_back({{"kinds", c.bytes}, {"extra_us", c.us}});
+    j["cold_kinds"] = kinds;
+  }
   j["stall_share"] = hw.stall_share;
   if (hw.speed_guard.measurements > 0) {
     j["speed_guard"] = {{"measurements", hw.speed_guard.measurements},
@@ -464,6 +469,18 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
                                field<double>(c, "extra_us", path, "cold_after")});
     }
   }
+  if (j.contains("cold_kinds")) {
+    if (!j["cold_kinds"].is_array()) ETB_INPUT_ERROR(SourceLoc{path}, "cold_kinds: not an array of points");
+    for (const json& c : j["cold_kinds"]) {
+      const double kinds = field<double>(c, "kinds", path, "cold_kinds");
+      const double extra = field<double>(c, "extra_us", path, "cold_kinds");
+      if (!(kinds >= 1) || !(extra >= 0) || !std::isfinite(kinds) || !std::isfinite(extra)) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "cold_kinds: a point of ", kinds, " kinds and ", extra,
+                        " us (want at least one kind and a finite, non-negative extra)");
+      }
+      hw.cold_kinds.push_back({kinds, extra});
+    }
+  }
   if (j.contains("stall_share")) {
     hw.stall_share = field<double>(j, "stall_share", path, "profile");
     if (hw.stall_share < 0 || hw.stall_share >= 1) {
@@ -561,6 +578,7 @@ void sortCurves(HwProfile& hw) {
   const auto byBytes = [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; };
   for (auto& [kind, curve] : hw.bandwidth) std::sort(curve.begin(), curve.end(), byBytes);
   std::sort(hw.cold_after.begin(), hw.cold_after.end(), byBytes);
+  std::sort(hw.cold_kinds.begin(), hw.cold_kinds.end(), byBytes);
   std::sort(hw.memory.retention.begin(), hw.memory.retention.end(), byBytes);
   std::sort(hw.memory.release.begin(), hw.memory.release.end(), byBytes);
   auto& planes = hw.batchnorm_backward_planes.per_plane;

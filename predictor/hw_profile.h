@@ -200,6 +200,8 @@ struct HwProfile {
   // stack, clock stamps, releases, and a different kernel each call):
   // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
   double replay_step_us = 0;
+  // The kinds of tiny ops that replay-step chain rotates through on a CPU.
+  static constexpr int kReplayStepKinds = 6;
   // CPU profiles: what a replayed call costs beyond its curve and the step
   // when the op before it was of another kind: the median over the
   // profile's short ops of a call right after a round of sixteen other
@@ -240,6 +242,22 @@ struct HwProfile {
   // and data with time while a long kernel runs (seen here: +5 us after
   // 0.5 ms, +50 us after 5 ms, whatever ran). Empty in older profiles.
   std::vector<SizePoint> cold_after;
+  // CPU profiles: what an op call costs beyond a hot one by how many other
+  // kinds of ops ran since its kind last did (SizePoint::bytes holds that
+  // count, ::us the extra microseconds): the median over a dozen probe ops
+  // of a call right after a rotation through that many others of some fifty
+  // kinds, less its hot-loop call (hw_bench_replay.cc). Each kind's kernel,
+  // dispatch and TensorIterator code leave the core's caches as other kinds
+  // run: a quick profile here measured +0.10 us after one other kind, +0.13
+  // after 4, +0.54 after 16 and +1.08 after 48, and a boxed logsumexp on a
+  // [2, 5, 16, 16] input paid +0.9, +3.4 and +4.8 us after 16, 55 and 110.
+  // The sixteen kinds of call_cold_us's round measure one point of it; a
+  // small model's iteration runs 30-70 kinds, most once. et_predict charges
+  // each op the curve at its kind's reuse distance in the iteration
+  // (kindReuseDistance), less the curve at the replay-step chain's own
+  // (kReplayStepKinds - 1 others, already in replay_step_us), in place of
+  // call_cold_us. Empty in older profiles.
+  std::vector<SizePoint> cold_kinds;
   // The share of a timed loop's time that its median call leaves out (the
   // calls slowed by preemption, interrupts and reclaim), over every kernel
   // loop of the profile. Kernel curves are medians; a replayed iteration is

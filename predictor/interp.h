@@ -26,6 +26,14 @@ double curveUs(const std::vector<SizePoint>& curve, double bytes);
 // beyond it (the caches can lose no more than all of it). 0 when empty.
 double coldAfterUs(const std::vector<SizePoint>& curve, double after_us);
 
+// The extra cost of an op call after `kinds` other kinds of ops ran since
+// its own kind did (HwProfile::cold_kinds, sorted): the same shape, 0 for
+// none (the same kind back to back), linear in log(kinds) between points,
+// the last point's beyond (the caches can lose no more than all of it).
+inline double coldKindsUs(const std::vector<SizePoint>& curve, double kinds) {
+  return coldAfterUs(curve, kinds);
+}
+
 // A measured point in log2 feature space with a value (log of throughput).
 template <size_t D>
 struct KnnPoint {

@@ -54,7 +54,7 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
   for (const OpPrediction& o : p.ranks.front().ops) {
     ops.push_back({{"node_id", o.node_id}, {"name", o.name}, {"model", o.family},
                    {"us", o.us}, {"start_us", o.start_us}, {"first_touch_us", o.first_touch_us},
-                   {"fresh_pages", o.fresh_pages}, {"release_us", o.release_us}, {"episode_us", o.episode_us}, {"dram_share", o.dram_share}, {"l3_share", o.l3_share}});
+                   {"fresh_pages", o.fresh_pages}, {"release_us", o.release_us}, {"episode_us", o.episode_us}, {"cold_code_us", o.cold_code_us}, {"dram_share", o.dram_share}, {"l3_share", o.l3_share}});
     if (o.device_us >= 0) {
       ops.back()["device_us"] = o.device_us;
       ops.back()["launch_us"] = o.launch_us;

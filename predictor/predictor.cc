@@ -224,12 +224,19 @@ class StepBuilder {
       const std::vector<double> beyond_l2 = coldInputShare(t_, sel, hw_.memory.l2_bytes);
       for (size_t i = 0; i < sel.size(); ++i) l3[i] = std::max(0.0, beyond_l2[i] - cold[i]);
     }
+    // How many other kinds ran since each call's kind last did (its code's
+    // reuse distance; HwProfile::cold_kinds prices it).
+    std::vector<std::string> kinds;
+    kinds.reserve(sel.size());
+    for (const replay::SelectedNode& s : sel) kinds.push_back(opKind(t_, t_.nodes[s.index]));
+    const std::vector<int> kinds_since = kindReuseDistance(kinds);
     std::vector<Step> steps;
     for (size_t i = 0; i < sel.size(); ++i) {
       const trace::Node& n = t_.nodes[sel[i].index];
-      rp_.ops.push_back({n.id, opKind(t_, n), "", 0, 0, 0});
+      rp_.ops.push_back({n.id, kinds[i], "", 0, 0, 0});
       Step step;
       step.op = rp_.ops.size() - 1;
+      kinds_since_ = kinds_since[i];
       if (sel[i].is_comm) comm(n, step);
       else op(sel[i].index, fresh[i], releases[i], cold[i], l3[i], step);
       prev_us_ = step.us;
@@ -308,8 +315,17 @@ class StepBuilder {
     // And the caches the previous step's length cost it (HwProfile::cold_after).
     // And, after an op of another kind, the call's own code and data out of
     // the core's caches (HwProfile::call_cold_us).
+    // With a cold_kinds curve: the curve at the kind's reuse distance, less
+    // what the replay-step chain's rotation already paid (older profiles:
+    // call_cold_us after an op of another kind).
     const std::string kind = opKind(t_, t_.nodes[index]);
-    const double switched = kind != prev_kind_ ? hw_.call_cold_us : 0;
+    if (!hw_.cold_kinds.empty()) {
+      out.cold_code_us = std::max(
+          0.0, coldKindsUs(hw_.cold_kinds, kinds_since_) -
+                   coldKindsUs(hw_.cold_kinds, HwProfile::kReplayStepKinds - 1));
+    } else {
+      out.cold_code_us = kind != prev_kind_ ? hw_.call_cold_us : 0;
+    }
     prev_kind_ = kind;
     // And all of it at the machine's typical speed while profiling: the
     // guard measured each kernel where nothing slowed it, and a replay's
@@ -319,7 +335,7 @@ class StepBuilder {
     out.us = step.us = ((e.us + out.first_touch_us + out.release_us + out.episode_us) /
                             (1 - hw_.stall_share) +
                         hw_.replay_step_us +
-                        coldAfterUs(hw_.cold_after, prev_us_) + switched) *
+                        coldAfterUs(hw_.cold_after, prev_us_) + out.cold_code_us) *
                        hw_.speed_guard.slowdown;
     rp_.compute_us += out.us;
   }
@@ -447,6 +463,7 @@ class StepBuilder {
   // iteration began, as after a long stretch, before the first).
   double since_episode_us_ = 1e9;
   std::string prev_kind_;  // the previous CPU op's kind
+  int kinds_since_ = 0;    // other kinds since the current op's kind last ran
   // GPU: the host's and the device's clocks since the iteration started,
   // collectives' transfers left out (runSchedule adds them).
   bool gpu_ = false;

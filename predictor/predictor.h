@@ -52,6 +52,7 @@ struct OpPrediction {
   double fresh_pages = 0;     // those pages
   double release_us = 0;      // part of `us`: pages the step hands back to the OS
   double episode_us = 0;      // part of `us`: faulting them in amid other work (episodeExtraUs)
+  double cold_code_us = 0;    // in `us` (before the speed scale): its code out of the caches
   double dram_share = 0, l3_share = 0;  // of its input bytes (reuse_model.h)
   // GPU profiles: the op's kernels on the device and its launch on the host
   // (et_replay's own step included); `us` is then what the op added to the

@@ -132,4 +132,22 @@ std::vector<double> coldInputShare(const trace::Trace& t,
   });
 }
 
+std::vector<int> kindReuseDistance(const std::vector<std::string>& kinds) {
+  // Two passes over the iteration: the second sees every kind's last call,
+  // the previous iteration's where it is the first of its kind in this one.
+  std::vector<int> out(kinds.size(), 0);
+  std::vector<const std::string*> stack;  // most recent first
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      const auto it = std::find_if(stack.begin(), stack.end(),
+                                   [&](const std::string* k) { return *k == kinds[i]; });
+      const int depth = static_cast<int>(it - stack.begin());
+      if (it != stack.end()) stack.erase(it);
+      stack.insert(stack.begin(), &kinds[i]);
+      if (pass == 1) out[i] = depth;
+    }
+  }
+  return out;
+}
+
 }  // namespace etb::predict

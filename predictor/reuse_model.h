@@ -11,6 +11,7 @@
 // DLRM's SGD add_ and lookups ran 2-10x their warm curve).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/model/trace.h"
@@ -36,5 +37,12 @@ std::vector<double> coldInputShare(const trace::Trace& trace,
 
 // The measured share at distance `d` (the rule above).
 double evictedShare(const std::vector<SizePoint>& retention, double d);
+
+// The same for code: for each call of an iteration that repeats, how many
+// other kinds ran since its kind last did (its depth in an LRU stack of
+// kinds), in the steady state: a kind called once an iteration last ran
+// one iteration ago, with every other kind of the iteration in between.
+// 0 for the same kind back to back. `kinds[i]` is call i's kind.
+std::vector<int> kindReuseDistance(const std::vector<std::string>& kinds);
 
 }  // namespace etb::predict

@@ -307,6 +307,27 @@ TEST(HwProfile, CurvesAreSortedOnceWhenAProfileIsRead) {
   EXPECT_DOUBLE_EQ(coldAfterUs(back.cold_after, 50), 1);  // written, read back, sorted
 }
 
+// The code's cold curve by kinds in between: written, read back and sorted;
+// 0 for the same kind back to back, in proportion below the first point,
+// log-linear between, flat beyond; a point of no kinds or a negative extra
+// refused naming the section and the file.
+TEST(HwProfile, TheColdKindsCurveRoundTripsInterpolatesAndRefusesBadPoints) {
+  HwProfile hw = handProfile();
+  hw.cold_kinds = {{16, 9}, {1, 1}, {4, 1}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
+  ASSERT_EQ(back.cold_kinds.size(), 3u);
+  EXPECT_DOUBLE_EQ(coldKindsUs(back.cold_kinds, 0), 0);
+  EXPECT_DOUBLE_EQ(coldKindsUs(back.cold_kinds, 0.5), 0.5);
+  EXPECT_DOUBLE_EQ(coldKindsUs(back.cold_kinds, 4), 1);
+  EXPECT_NEAR(coldKindsUs(back.cold_kinds, 8), 5, 1e-12);  // halfway in log between 4 and 16
+  EXPECT_DOUBLE_EQ(coldKindsUs(back.cold_kinds, 100), 9);
+  EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "old.json").cold_kinds.empty());
+  hw.cold_kinds = {{0, 1}};
+  expectRefusedNaming(hw, "cold_kinds");
+  hw.cold_kinds = {{4, -1}};
+  expectRefusedNaming(hw, "cold_kinds");
+}
+
 // A GPU profile's launch table, scale and sync latency are written and read
 // back; a launch table that is not of non-negative numbers is refused
 // naming the file.

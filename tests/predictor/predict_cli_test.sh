@@ -56,7 +56,7 @@ PY
   # Where the minutes went: every compute part timed once (a part run twice
   # adds up), together within the process's wall time timed here and most
   # of it (start-up and writing are the rest); the last line says the total.
-  parts="['dispatch', 'replay_step', 'cold_after', 'gemm', 'conv', 'first_touch', 'release', 'episode', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
+  parts="['dispatch', 'replay_step', 'cold_after', 'cold_kinds', 'gemm', 'conv', 'first_touch', 'release', 'episode', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
   [ "$(json "$HW" "[p['section'] for p in d['identity']['sections_s']] == $parts")" = True ] \
     || fail "identity.sections_s does not list the quick profile's parts in order: $(json "$HW" "d['identity'].get('sections_s')")"
   # The dense embedding backward's own gradient fill, timed beside it on
@@ -93,6 +93,12 @@ PY
   episodes="[(g, n) for g in (0, 300, 3000, 10000) for n in (1, 32, 256)]"
   [ "$(json "$HW" "[(p['after_us'], p['pages']) for p in d['memory'].get('episode', [])] == $episodes and all(p['us'] > 0 for p in d['memory']['episode'])")" = True ] \
     || fail "memory.episode is not the measured table: $(json "$HW" "d['memory'].get('episode')")"
+  # A call's code gone cold, by the other kinds run since its kind: 1, 4,
+  # 16 and 48 of them, never less after more, and more after 48 than after
+  # one (here 0.1 against 1.1 us; a probe timed without the rotation before
+  # it would find the same hot call at every count).
+  [ "$(json "$HW" "(lambda c: [p['kinds'] for p in c] == [1, 4, 16, 48] and all(a['extra_us'] <= b['extra_us'] for a, b in zip(c, c[1:])) and c[-1]['extra_us'] > c[0]['extra_us'] + 0.2)(d.get('cold_kinds', []))")" = True ] \
+    || fail "cold_kinds is not the measured curve: $(json "$HW" "d.get('cold_kinds')")"
   # Each _foreach_ overload the foreach optimizers call, at three list
   # lengths and two sizes, with the bytes a trace records for it (its
   # tensor lists in the schema, read or returned).
@@ -136,6 +142,30 @@ samples)
     # The iteration is the sum of the per-op times on one rank (closed form).
     [ "$(json "$out" "abs(sum(o['us'] for o in d['ops']) / 1e3 - d['predicted']['iter_ms']) < 1e-6")" = True ] \
       || fail "$s: iteration is not the sum of its ops"
+    # Each op's cold code: the profile's cold_kinds curve at the other kinds
+    # run since its kind last did (counted here over the reported ops, the
+    # iteration repeating), less the curve at the replay step's five.
+    python3 - "$HW" "$out" <<'PY' || fail "$s: an op's cold_code_us is not the cold_kinds curve at its kind's reuse distance"
+import json, math, sys
+curve = sorted((p['kinds'], p['extra_us']) for p in json.load(open(sys.argv[1]))['cold_kinds'])
+def at(k):
+    if k <= 0: return 0.0
+    if k <= curve[0][0]: return curve[0][1] * k / curve[0][0]
+    if k >= curve[-1][0]: return curve[-1][1]
+    (a, x), (b, y) = next((p, q) for p, q in zip(curve, curve[1:]) if q[0] >= k)
+    return x + (y - x) * math.log(k / a) / math.log(b / a)
+ops = json.load(open(sys.argv[2]))['ops']
+names = [o['name'] for o in ops]
+last, dist = {}, []
+for i, n in enumerate(names + names):
+    if i >= len(names):
+        dist.append(len(set((names + names)[last[n] + 1:i])))
+    last[n] = i
+bad = [(o['node_id'], o['cold_code_us'], k) for o, k in zip(ops, dist)
+       if o['model'] != 'skipped' and abs(o['cold_code_us'] - max(0.0, at(k) - at(5))) > 1e-6]
+if bad or not any(o['cold_code_us'] > 0 for o in ops):
+    sys.exit(f"{len(bad)} ops off, first {bad[:3]}; charged {sum(o['cold_code_us'] for o in ops)} us")
+PY
   done
   # --faults original: the sidecar's faults per step (500 here, fewer than mlp's large blocks
   # hold pages, so all of them are charged), each at the profile's cost per page less the

@@ -274,6 +274,38 @@ TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
   EXPECT_NEAR(p.ranks[0].ops[2].us, base.ranks[0].ops[2].us + 3, 1e-9);
 }
 
+// Eight unary kinds, then relu again: in the steady state the first relu
+// follows the last (no other kind between), every other call has the seven
+// other kinds since its kind last ran. With a cold_kinds curve (1, 4, 16
+// kinds: 1, 1, 9 us) each of those eight pays the curve at 7 kinds less the
+// replay-step chain's 5 (1 + 8 log(7/4)/log 4 less 1 + 8 log(5/4)/log 4),
+// the first relu nothing, and call_cold_us is not paid beside it. Catches
+// the curve at the iteration's first call of a kind (the first relu
+// charged), the chain's share not taken off (+4.23 each), or both charges.
+TEST(Predictor, OnACpuACallPaysItsCodesColdCostByTheKindsSinceItsKindRan) {
+  TraceBuilder b;
+  const char* kinds[] = {"relu", "sigmoid", "tanh", "neg", "abs", "exp", "sin", "cos", "relu"};
+  for (const char* k : kinds) {
+    const auto in = b.tensor({500}), out = b.tensor({500});
+    b.op(std::string("aten::") + k + "(Tensor self) -> Tensor", {in}, {out});
+  }
+  const trace::Trace t = b.finish();
+  const Prediction base = predictIteration({&t}, smallProfile(), {});
+  HwProfile hw = smallProfile();
+  hw.cold_kinds = {{1, 1}, {4, 1}, {16, 9}};
+  hw.call_cold_us = 3;
+  const Prediction p = predictIteration({&t}, hw, {});
+  ASSERT_EQ(p.ranks[0].ops.size(), 9u);
+  EXPECT_EQ(p.skipped, 0u);
+  const double each = 8 * (std::log(7.0 / 4) - std::log(5.0 / 4)) / std::log(4.0);
+  EXPECT_DOUBLE_EQ(p.ranks[0].ops[0].cold_code_us, 0);
+  for (size_t i = 1; i < 9; ++i) {
+    EXPECT_NEAR(p.ranks[0].ops[i].cold_code_us, each, 1e-9) << kinds[i];
+    EXPECT_NEAR(p.ranks[0].ops[i].us - base.ranks[0].ops[i].us, each, 1e-9) << kinds[i];
+  }
+  EXPECT_NEAR(p.iter_ms - base.iter_ms, 8 * each / 1e3, 1e-9);
+}
+
 // A kind's first call in the iteration launches at the profile's first-call
 // scale, its later calls at the launch scale: relu, relu, mm, relu at 3x
 // and 1.5x launch 6 x 3 + 1, 6 x 1.5 + 1, 10 x 3 + 1, 6 x 1.5 + 1. Catches

@@ -79,5 +79,17 @@ TEST(OpModel, SpecialFunctionsReadTheirOwnCurveAndActivationGradientsAreArithmet
   EXPECT_NEAR(back.us, 24, 1e-9);  // 12000 bytes on the elementwise curve
 }
 
+// A, B, A, C, C, B repeating, the other kinds since each call's kind last
+// ran, counted by hand (the previous iteration's calls where a kind is first
+// in this one): A after C, C, B of the last iteration: 2; B after A: 1; A
+// after B: 1; C after B, A, B, A: 2; C right after C: 0; B after A, C, C: 2.
+// Catches the first call of a kind counted from the iteration's start (A:
+// 0), counted as calls rather than kinds (C: 4), or the same kind counted.
+TEST(ReuseModel, AKindsCodeReuseDistanceCountsTheOtherKindsSinceItLastRan) {
+  EXPECT_EQ(kindReuseDistance({"A", "B", "A", "C", "C", "B"}), (std::vector<int>{2, 1, 1, 2, 0, 2}));
+  EXPECT_EQ(kindReuseDistance({"A"}), (std::vector<int>{0}));
+  EXPECT_TRUE(kindReuseDistance({}).empty());
+}
+
 }  // namespace
 }  // namespace etb::predict
