@@ -200,8 +200,6 @@ struct HwProfile {
   // stack, clock stamps, releases, and a different kernel each call):
   // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
   double replay_step_us = 0;
-  // The kinds of tiny ops that replay-step chain rotates through on a CPU.
-  static constexpr int kReplayStepKinds = 6;
   // CPU profiles: what a replayed call costs beyond its curve and the step
   // when the op before it was of another kind: the median over the
   // profile's short ops of a call right after a round of sixteen other
@@ -211,6 +209,8 @@ struct HwProfile {
   // models (MobileNet, a seq2seq, a GNN; 0.7-10 ms steps) missed 1-2 us on
   // every memory-bound op. 0 in older profiles.
   double call_cold_us = 0;
+  // The kinds of ops in call_cold_us's round (timing.cc, OtherKinds).
+  static constexpr int kCallColdKinds = 16;
   // GPU profiles: a replayed call's host time over its hot-loop launch
   // (launch_us), fitted with replay_step_us to replayed chains of kernels
   // and of views (hw_bench_replay.cc); 1 elsewhere.
@@ -251,12 +251,16 @@ struct HwProfile {
   // run: a quick profile here measured +0.10 us after one other kind, +0.13
   // after 4, +0.54 after 16 and +1.08 after 48, and a boxed logsumexp on a
   // [2, 5, 16, 16] input paid +0.9, +3.4 and +4.8 us after 16, 55 and 110.
-  // The sixteen kinds of call_cold_us's round measure one point of it; a
-  // small model's iteration runs 30-70 kinds, most once. et_predict charges
-  // each op the curve at its kind's reuse distance in the iteration
-  // (kindReuseDistance), less the curve at the replay-step chain's own
-  // (kReplayStepKinds - 1 others, already in replay_step_us), in place of
-  // call_cold_us. Empty in older profiles.
+  // A small model's iteration runs 30-70 kinds, most once. The probes are
+  // direct calls, and came out below call_cold_us (boxed calls, the
+  // profile's own ops) at its 16 kinds: 0.14-0.54 against 1.0-1.55 us; as
+  // the charge itself they lowered small models' predictions by 10-20%
+  // against the same replays. So et_predict takes the level from
+  // call_cold_us and the growth beyond its round from this curve: an op
+  // whose kind last ran kinds_since kinds ago (kindReuseDistance) pays
+  // call_cold_us plus the curve at kinds_since less the curve at 16, at
+  // least call_cold_us; one right after its own kind pays nothing. Empty in
+  // older profiles (call_cold_us after any other kind).
   std::vector<SizePoint> cold_kinds;
   // The share of a timed loop's time that its median call leaves out (the
   // calls slowed by preemption, interrupts and reclaim), over every kernel

@@ -315,14 +315,16 @@ class StepBuilder {
     // And the caches the previous step's length cost it (HwProfile::cold_after).
     // And, after an op of another kind, the call's own code and data out of
     // the core's caches (HwProfile::call_cold_us).
-    // With a cold_kinds curve: the curve at the kind's reuse distance, less
-    // what the replay-step chain's rotation already paid (older profiles:
-    // call_cold_us after an op of another kind).
+    // call_cold_us is such a call after its round of kCallColdKinds kinds;
+    // a kind that comes back after more pays what the cold_kinds curve grows
+    // beyond that count too (older profiles: none).
     const std::string kind = opKind(t_, t_.nodes[index]);
     if (!hw_.cold_kinds.empty()) {
-      out.cold_code_us = std::max(
-          0.0, coldKindsUs(hw_.cold_kinds, kinds_since_) -
-                   coldKindsUs(hw_.cold_kinds, HwProfile::kReplayStepKinds - 1));
+      out.cold_code_us =
+          kinds_since_ == 0
+              ? 0
+              : hw_.call_cold_us + std::max(0.0, coldKindsUs(hw_.cold_kinds, kinds_since_) -
+                                                     coldKindsUs(hw_.cold_kinds, HwProfile::kCallColdKinds));
     } else {
       out.cold_code_us = kind != prev_kind_ ? hw_.call_cold_us : 0;
     }

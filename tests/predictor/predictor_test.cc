@@ -274,36 +274,40 @@ TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
   EXPECT_NEAR(p.ranks[0].ops[2].us, base.ranks[0].ops[2].us + 3, 1e-9);
 }
 
-// Eight unary kinds, then relu again: in the steady state the first relu
-// follows the last (no other kind between), every other call has the seven
-// other kinds since its kind last ran. With a cold_kinds curve (1, 4, 16
-// kinds: 1, 1, 9 us) each of those eight pays the curve at 7 kinds less the
-// replay-step chain's 5 (1 + 8 log(7/4)/log 4 less 1 + 8 log(5/4)/log 4),
-// the first relu nothing, and call_cold_us is not paid beside it. Catches
-// the curve at the iteration's first call of a kind (the first relu
-// charged), the chain's share not taken off (+4.23 each), or both charges.
+// Eighteen unary kinds, then the first again: in the steady state the
+// first call follows the last (its own kind, no other between), every
+// other has the seventeen other kinds since its kind last ran. With
+// call_cold_us 3 (its round: sixteen kinds) and a cold_kinds curve of 1, 16
+// and 48 kinds at 0.5, 1 and 4 us, those eighteen pay 3 plus the curve's
+// growth from 16 to 17 kinds (3 log(17/16) / log 3), the first call
+// nothing. Catches the curve used alone (1.17 each), its growth counted
+// from one kind rather than from call_cold_us's sixteen (+0.67 each), or the
+// iteration's first call charged as if nothing ran before it (3).
 TEST(Predictor, OnACpuACallPaysItsCodesColdCostByTheKindsSinceItsKindRan) {
   TraceBuilder b;
-  const char* kinds[] = {"relu", "sigmoid", "tanh", "neg", "abs", "exp", "sin", "cos", "relu"};
-  for (const char* k : kinds) {
+  const std::vector<std::string> kinds = {"relu", "sigmoid", "tanh", "neg", "abs", "exp", "sin",
+                                          "cos", "log", "sqrt", "floor", "ceil", "round", "trunc",
+                                          "erf", "expm1", "log1p", "rsqrt", "relu"};
+  for (const std::string& k : kinds) {
     const auto in = b.tensor({500}), out = b.tensor({500});
-    b.op(std::string("aten::") + k + "(Tensor self) -> Tensor", {in}, {out});
+    b.op("aten::" + k + "(Tensor self) -> Tensor", {in}, {out});
   }
   const trace::Trace t = b.finish();
   const Prediction base = predictIteration({&t}, smallProfile(), {});
   HwProfile hw = smallProfile();
-  hw.cold_kinds = {{1, 1}, {4, 1}, {16, 9}};
+  hw.cold_kinds = {{1, 0.5}, {16, 1}, {48, 4}};
   hw.call_cold_us = 3;
   const Prediction p = predictIteration({&t}, hw, {});
-  ASSERT_EQ(p.ranks[0].ops.size(), 9u);
+  ASSERT_EQ(p.ranks[0].ops.size(), kinds.size());
   EXPECT_EQ(p.skipped, 0u);
-  const double each = 8 * (std::log(7.0 / 4) - std::log(5.0 / 4)) / std::log(4.0);
+  const double each = 3 + 3 * std::log(17.0 / 16) / std::log(3.0);
   EXPECT_DOUBLE_EQ(p.ranks[0].ops[0].cold_code_us, 0);
-  for (size_t i = 1; i < 9; ++i) {
+  EXPECT_NEAR(p.ranks[0].ops[0].us, base.ranks[0].ops[0].us, 1e-9);
+  for (size_t i = 1; i < kinds.size(); ++i) {
     EXPECT_NEAR(p.ranks[0].ops[i].cold_code_us, each, 1e-9) << kinds[i];
     EXPECT_NEAR(p.ranks[0].ops[i].us - base.ranks[0].ops[i].us, each, 1e-9) << kinds[i];
   }
-  EXPECT_NEAR(p.iter_ms - base.iter_ms, 8 * each / 1e3, 1e-9);
+  EXPECT_NEAR(p.iter_ms - base.iter_ms, 18 * each / 1e3, 1e-9);
 }
 
 // A kind's first call in the iteration launches at the profile's first-call
