@@ -318,7 +318,7 @@ class StepBuilder {
     // call_cold_us is such a call after its round of kCallColdKinds kinds;
     // a kind that comes back after more pays what the cold_kinds curve grows
     // beyond that count too (older profiles: none).
-    const std::string kind = opKind(t_, t_.nodes[index]);
+    const std::string& kind = out.name;  // build() set it to the op's kind
     if (!hw_.cold_kinds.empty()) {
       out.cold_code_us =
           kinds_since_ == 0
@@ -352,7 +352,7 @@ class StepBuilder {
     const bool view = e.family == "view";
     const double device = view ? 0 : e.us;
     const double before = std::max(host_t_, dev_end_);
-    const std::string name = opKind(t_, t_.nodes[index]);
+    const std::string& name = out.name;  // build() set it to the op's kind
     if (coster_.synchronising(name)) {
       // Measured as a synchronised call (launch and kernels): it starts once
       // the device's queue has drained, and the host holds it throughout.
