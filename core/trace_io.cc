@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/base/error.h"
 #include "core/chakra/chakra_reader.h"
@@ -37,15 +39,54 @@ std::string readPrefix(const std::string& path, size_t max) {
   return out;
 }
 
+size_t skipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return i;
+}
+
+// The keys of the top-level object that starts at head[open] ('{'), as far
+// as `head` (a file's first bytes) holds them, each with the rest of the
+// text from its value on. Keys of nested objects are not among them: a
+// recorder's meta.json names "nodes" and "schema" inside its own fields.
+std::vector<std::pair<std::string_view, std::string_view>> topLevelKeys(std::string_view head,
+                                                                        size_t open) {
+  std::vector<std::pair<std::string_view, std::string_view>> keys;
+  int depth = 0;
+  for (size_t i = open; i < head.size(); ++i) {
+    const char c = head[i];
+    if (c == '"') {
+      const size_t start = i + 1;
+      for (i = start; i < head.size() && head[i] != '"'; i += head[i] == '\\' ? 2 : 1) {
+      }
+      if (i >= head.size()) break;
+      const size_t colon = skipSpace(head, i + 1);
+      if (depth == 1 && colon < head.size() && head[colon] == ':') {
+        keys.emplace_back(head.substr(start, i - start), head.substr(skipSpace(head, colon + 1)));
+      }
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      break;
+    }
+  }
+  return keys;
+}
+
 FileKind sniff(std::string_view head) {
   size_t i = 0;
   if (head.substr(0, 3) == "\xEF\xBB\xBF") i = 3;  // UTF-8 BOM
-  while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+  i = skipSpace(head, i);
   if (i < head.size() && head[i] == '{') {
-    if (head.find("\"nodes\"") != std::string_view::npos) return FileKind::kPyTorchEt;
-    if (head.find("\"traceEvents\"") != std::string_view::npos) return FileKind::kKineto;
-    if (head.find("\"schema\"") != std::string_view::npos) return FileKind::kPyTorchEt;
-    if (head.find("\"schemaVersion\"") != std::string_view::npos) return FileKind::kKineto;
+    // An ET: a top-level "nodes" array or a numbered "schema" ("1.0.1",
+    // "1.1.1-chakra.0.0.4"; a metrics file's "etbench.metrics/1" is not).
+    for (const auto& [key, value] : topLevelKeys(head, i)) {
+      if (key == "nodes" && value.substr(0, 1) == "[") return FileKind::kPyTorchEt;
+      if (key == "schema" && value.size() > 1 && value[0] == '"' &&
+          std::isdigit(static_cast<unsigned char>(value[1]))) {
+        return FileKind::kPyTorchEt;
+      }
+      if (key == "traceEvents" || key == "schemaVersion") return FileKind::kKineto;
+    }
     return FileKind::kUnknown;
   }
   // Chakra: a varint32 length, then a GlobalMetadata message whose first

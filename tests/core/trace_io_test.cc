@@ -63,5 +63,40 @@ TEST(TraceIo, ExpandsRankPaths) {
   EXPECT_THROW(expandRankPaths(tmp + "/missing%d.json"), InputError);
 }
 
+// A recorder writes sidecars beside each rank's ET: metrics.json, whose
+// top-level "schema" is "etbench.metrics/1", and meta.json, which names
+// "nodes" and "schema" inside its own fields. A folder of one run lists the
+// ETs only, in rank order (`mpirun -np 2 et_replay run/`). Planted faults:
+// any "schema" or "nodes" in the head taken for an ET (the folder lists
+// five), a top-level key missed after a nested object, sorted keys refused.
+TEST(TraceIo, AFolderOfOneRunListsItsTracesNotTheRecordersSidecars) {
+  const std::string tmp = test::makeTempDir("sidecars");
+  const std::string et = R"({"schema": "1.0.1", "pid": 7, "time": "x", "start_ts": 1, "nodes": []})";
+  for (int r : {0, 1}) {
+    const std::string stem = tmp + "/run.rank" + std::to_string(r);
+    std::ofstream(stem + ".et.json") << et;
+    std::ofstream(stem + ".metrics.json") << R"({"schema": "etbench.metrics/1", "window": "steps"})";
+  }
+  std::ofstream(tmp + "/run.meta.json")
+      << R"({"name": "run", "ranks": [{"rank": 0, "nodes": 3, "et": {"schema": "1.0.1"}}]})";
+  const auto files = expandRankPaths(tmp);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0], tmp + "/run.rank0.et.json");
+  EXPECT_EQ(files[1], tmp + "/run.rank1.et.json");
+  EXPECT_EQ(detectFileKind(tmp + "/run.meta.json"), FileKind::kUnknown);
+  EXPECT_EQ(detectFileKind(tmp + "/run.rank0.metrics.json"), FileKind::kUnknown);
+
+  // An ET written again with sorted keys: "nodes" before "schema", after an
+  // object that holds keys of its own.
+  std::ofstream(tmp + "/sorted.json")
+      << R"({"attrs": {"schema": "x", "nodes": 1}, "finished_ts": 9, "nodes": [{"id": 1}], "schema": "1.1.1"})";
+  EXPECT_EQ(detectFileKind(tmp + "/sorted.json"), FileKind::kPyTorchEt);
+  std::ofstream(tmp + "/kineto.json") << R"({"schemaVersion": 1, "traceEvents": []})";
+  EXPECT_EQ(detectFileKind(tmp + "/kineto.json"), FileKind::kKineto);
+  // A quote escaped inside a string does not end it.
+  std::ofstream(tmp + "/escaped.json") << R"({"note": "a \"nodes\": [ here", "x": 1})";
+  EXPECT_EQ(detectFileKind(tmp + "/escaped.json"), FileKind::kUnknown);
+}
+
 }  // namespace
 }  // namespace etb::trace
