@@ -143,6 +143,15 @@ std::vector<FlagSpec> runTableStart() {
                    intOption("--threads", &ReplayOptions::threads)));
   t.push_back(flag("--warmup", "INT", "warm-up iterations",
                    intOption("--warmup", &ReplayOptions::warmup), intShown(&ReplayOptions::warmup)));
+  t.push_back(withRange(
+      flag("--min-warmup-s", "SEC",
+           "after --warmup's iterations, more until the warm-up has lasted this long "
+           "(0 = --warmup's only; none with --warmup 0)",
+           [](RunFlags& f, const std::string& v) {
+             f.options.min_warmup_s = toDouble("--min-warmup-s", v);
+           },
+           [](const RunFlags& f) { return numberText(f.options.min_warmup_s); }),
+      0, 3600));
   t.push_back(flag("--iters", "INT", "measured iterations",
                    intOption("--iters", &ReplayOptions::iters), intShown(&ReplayOptions::iters)));
   t.push_back(onlyEtReplay(flag("--iteration", "INT", "recorded iteration (ProfilerStep) to replay",

@@ -220,7 +220,8 @@ struct ReplayResult {
   std::string schema;
   std::string device;  // "cpu", "cuda:0"
   int threads = 1;
-  int warmup = 0;
+  int warmup = 0;           // warm-up iterations run (with those --min-warmup-s added)
+  double warmup_ms = 0;     // and their wall time
   int iters = 0;
   // "reset": each iteration started from the first one's leaf values;
   // "carry": from the last one's updates (--state).

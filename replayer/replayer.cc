@@ -6,6 +6,8 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -157,6 +159,27 @@ void warnUnreplayedComms(const trace::Trace& trace, const detail::Plan& plan) {
   }
 }
 
+// Warm-up iterations beyond the counted ones until `min_s` seconds have
+// passed since `start_us`, in rounds sized by the last round's iteration
+// time (one iteration first); each round every rank runs the largest count
+// any rank asks for, so all run the same iterations. Returns how many.
+int warmUpFor(detail::Executor& exec, Communicator& comm, double start_us, double min_s) {
+  constexpr double kMaxRound = 1e5;
+  int added = 0;
+  double per_iter_us = 0;  // unknown until a round ran
+  for (;;) {
+    const double left_us = start_us + min_s * 1e6 - nowUs();
+    double want = 0;
+    if (left_us > 0) want = per_iter_us > 0 ? std::min(std::ceil(left_us / per_iter_us), kMaxRound) : 1;
+    const int n = static_cast<int>(comm.maxOverRanks(want));
+    if (n <= 0) return added;
+    const double t0 = nowUs();
+    for (int i = 0; i < n; ++i) exec.recycle(exec.runIteration(false, nullptr));
+    per_iter_us = std::max((nowUs() - t0) / n, 1.0);
+    added += n;
+  }
+}
+
 void gatherRanks(Communicator& comm, ReplayResult& r, const RankResult& mine) {
   const std::vector<std::string> all = comm.gatherToRoot(rankResultToJson(mine));
   for (const std::string& text : all) r.ranks.push_back(rankResultFromJson(text));
@@ -179,6 +202,9 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
                          Communicator& comm, ReplayDiagnostics* diag) {
   if (options.iters < 1 || options.warmup < 0) {
     ETB_INPUT_ERROR(SourceLoc{"--iters"}, "need --iters >= 1 and --warmup >= 0");
+  }
+  if (!(options.min_warmup_s >= 0)) {
+    ETB_INPUT_ERROR(SourceLoc{"--min-warmup-s"}, "need >= 0, got ", options.min_warmup_s);
   }
   if (options.threads > 0) setIntraOpThreads(options.threads);
   setFlushDenormal(!options.keep_denormals);
@@ -235,6 +261,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   fault_counted.reserve(static_cast<size_t>(options.warmup));
   // Every record now, before the first iteration (Executor::reserveRecords).
   exec.reserveRecords(static_cast<size_t>(options.warmup + options.iters * (host ? 2 : 1)));
+  const double warmup_start = nowUs();
   for (int i = 0; i < options.warmup; ++i) {
     // Host-time emulation measures the replay's own gaps in these: no
     // fault counting there (two system calls per step).
@@ -246,6 +273,13 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   }
   exec.setCountFaults(false);
   if (options.warmup == 0) matchHeap();
+  const int warmup_added = options.warmup > 0 ? warmUpFor(exec, comm, warmup_start, options.min_warmup_s) : 0;
+  const double warmup_ms = (nowUs() - warmup_start) * 1e-3;
+  if (warmup_added > 0) {
+    ETB_LOG(kInfo) << "warm-up: " << options.warmup + warmup_added << " iterations in "
+                   << static_cast<int>(warmup_ms) << " ms (" << warmup_added
+                   << " added so that it lasts --min-warmup-s " << options.min_warmup_s << ")";
+  }
   if (host) {
     std::optional<ProfilerCost> here;
     // Every rank calibrates in its own child, collectives off (the child
@@ -294,7 +328,8 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.schema = trace.schema;
   r.device = popts.device.str();
   r.threads = at::get_num_threads();
-  r.warmup = options.warmup;
+  r.warmup = options.warmup + warmup_added;
+  r.warmup_ms = warmup_ms;
   r.state = options.carry_state ? "carry" : "reset";
   r.denormals = options.keep_denormals ? "keep" : "flush";
   r.state_reset_bytes = state_bytes;

@@ -21,6 +21,13 @@ struct ReplayOptions {
   int threads = 0;     // intra-op threads; 0 = leave libtorch's default
   int warmup = 1;
   int iters = 5;
+  // After `warmup` iterations, more until the warm-up has lasted this long
+  // (google/benchmark's minimum warm-up time): a sub-millisecond iteration's
+  // first few hundred run up to 1.7x its steady time (lazily built state,
+  // the allocator settling), so a count alone measures the transient. The
+  // ranks agree on the count. Not with warmup 0 (the first iteration is
+  // then the measured one).
+  double min_warmup_s = 0.25;
   int iteration = 0;         // which recorded iteration (ProfilerStep) to replay
   std::string index_dist = "uniform";  // "uniform" or "zipf:ALPHA"
   uint64_t seed = 1234;

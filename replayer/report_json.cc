@@ -79,6 +79,7 @@ json runJson(const ReplayResult& r) {
           {"device", r.device},
           {"threads", r.threads},
           {"warmup", r.warmup},
+          {"warmup_ms", r.warmup_ms},
           {"state", r.state},
           {"state_reset_bytes", r.state_reset_bytes},
           {"denormals", r.denormals},

@@ -25,7 +25,7 @@ void printHeader(const ReplayResult& r, std::ostream& os) {
   os << "# et_replay " << r.etbench_version << "  trace: " << r.trace_path;
   if (!r.schema.empty()) os << "  (schema " << r.schema << ")";
   os << "\n# device: " << r.device << "  threads: " << r.threads
-     << "  warmup: " << r.warmup << "  iters: " << r.iters
+     << "  warmup: " << r.warmup << " (" << formatFixed(r.warmup_ms, 0) << " ms)  iters: " << r.iters
      << "  ranks: " << r.world_size << "  comm: " << r.comm_backend;
   if (!r.host.empty()) os << "  host: " << r.host;
   os << "\n# coverage: " << c.replayed << "/" << c.operators

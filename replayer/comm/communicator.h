@@ -74,6 +74,9 @@ class Communicator {
   // Gathers one string per rank on rank 0 (in rank order); other ranks get
   // an empty vector. Used to collect per-rank results for the report.
   virtual std::vector<std::string> gatherToRoot(const std::string& mine) = 0;
+  // The largest of every rank's `mine`, on every rank: how ranks agree on a
+  // count each works out from its own clock (the replay's warm-up).
+  virtual double maxOverRanks(double mine) = 0;
 
   // Ends the whole job now (every rank), after printing `message` with this
   // rank. Used when a rank fails so that no other rank hangs.

@@ -29,6 +29,7 @@ class LayeredCommunicator : public Communicator {
   std::vector<std::string> gatherToRoot(const std::string& mine) override {
     return control_->gatherToRoot(mine);
   }
+  double maxOverRanks(double mine) override { return control_->maxOverRanks(mine); }
   [[noreturn]] void abortJob(const std::string& message, int code) override {
     control_->abortJob(message, code);
     std::_Exit(code);  // abortJob does not return; this tells the compiler

@@ -144,6 +144,11 @@ class MpiCommunicator final : public Communicator {
   void clearCollectiveStats() override { stats_.clearCollectiveStats(); }
 
   std::vector<std::string> gatherToRoot(const std::string& mine) override;
+  double maxOverRanks(double mine) override {
+    double all = 0;
+    ETB_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, ctl_));
+    return all;
+  }
 
   [[noreturn]] void abortJob(const std::string& message, int code) override {
     std::fprintf(stderr, "et_replay: %s: %s\n", rankAndHost().c_str(), message.c_str());

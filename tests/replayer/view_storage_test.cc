@@ -4,9 +4,11 @@
 // through one is seen in the other. Observed from outside the replayer: a
 // communication node hands the replayed tensors to the Communicator, and
 // this probe (the local communicator plus a copy of what it was given)
-// keeps them for the checks.
+// keeps them for the checks. The same probe counts the iterations a replay
+// runs (one collective each), for the warm-up's minimum time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -35,6 +37,13 @@ class ProbeCommunicator final : public Communicator {
   CommStats stats() const override { return local_->stats(); }
   void resetStats() override { local_->resetStats(); }
   std::vector<std::string> gatherToRoot(const std::string& mine) override { return {mine}; }
+  // The other ranks of a pretend world: in the k-th agreement they ask for
+  // peer_asks[k] (nothing once those run out).
+  double maxOverRanks(double mine) override {
+    const double peer = agreements < peer_asks.size() ? peer_asks[agreements] : 0;
+    ++agreements;
+    return std::max(mine, peer);
+  }
   [[noreturn]] void abortJob(const std::string& m, int code) override {
     local_->abortJob(m, code);
     std::abort();  // not reached; tells the compiler so
@@ -42,6 +51,8 @@ class ProbeCommunicator final : public Communicator {
 
   std::vector<at::Tensor> seen, values;
   std::vector<std::vector<at::Tensor>> history;  // values, one entry per call
+  std::vector<double> peer_asks;
+  size_t agreements = 0;
 
  private:
   std::unique_ptr<Communicator> local_ = makeLocalCommunicator();
@@ -83,6 +94,55 @@ TEST(Replayer, ViewsShareTheirRecordedStorage) {
   want[1].fill_(5);
   EXPECT_TRUE(at::equal(probe.values[0], want)) << probe.values[0];
   EXPECT_TRUE(at::equal(probe.values[1], at::full({4}, 5.0f))) << probe.values[1];
+}
+
+// One all_reduce per iteration: the communicator sees every iteration run,
+// warm-up ones included.
+trace::Trace oneCollective() {
+  test::TraceBuilder b;
+  const auto x = b.tensor({16});
+  b.op("aten::relu_(Tensor(a!) self) -> Tensor(a!)", {x}, {x});
+  addComm(b, {x});
+  return b.finish();
+}
+
+TEST(Replayer, AWarmUpShorterThanTheMinimumTimeRunsMoreIterationsUntilItIsNot) {
+  ReplayOptions o = test::replayOptions(2, 3, test::Verify::kNo);
+  o.min_warmup_s = 0.2;
+  ProbeCommunicator probe;
+  const ReplayResult r = replayTrace(oneCollective(), o, probe);
+  // A microsecond iteration: thousands more to fill 0.2 s, each one run.
+  EXPECT_GT(r.warmup, 100);
+  EXPECT_GE(r.warmup_ms, 200);
+  EXPECT_LT(r.warmup_ms, 2000);  // rounds sized by the last: no runaway
+  EXPECT_EQ(probe.history.size(), static_cast<size_t>(r.warmup + r.iters));
+
+  o.min_warmup_s = 0;  // the count asked for, no more
+  ProbeCommunicator exact;
+  const ReplayResult e = replayTrace(oneCollective(), o, exact);
+  EXPECT_EQ(e.warmup, 2);
+  EXPECT_EQ(exact.history.size(), 5u);
+
+  o.warmup = 0;  // the first iteration measured: no warm-up, whatever the time
+  o.min_warmup_s = 0.2;
+  ProbeCommunicator none;
+  const ReplayResult n = replayTrace(oneCollective(), o, none);
+  EXPECT_EQ(n.warmup, 0);
+  EXPECT_EQ(none.history.size(), 3u);
+  EXPECT_EQ(none.agreements, 0u);
+}
+
+// Ranks run the same iterations: a rank whose own clock says the warm-up is
+// long enough still runs the count another rank asked for.
+TEST(Replayer, EveryRankRunsTheLargestWarmUpCountAnyRankAskedFor) {
+  ReplayOptions o = test::replayOptions(2, 3, test::Verify::kNo);
+  o.min_warmup_s = 0;
+  ProbeCommunicator probe;
+  probe.peer_asks = {40};
+  const ReplayResult r = replayTrace(oneCollective(), o, probe);
+  EXPECT_EQ(r.warmup, 2 + 40);
+  EXPECT_EQ(probe.history.size(), static_cast<size_t>(2 + 40 + 3));
+  EXPECT_EQ(probe.agreements, 2u);  // the round of 40, then all ranks done
 }
 
 // A 1.0.x trace records no strides. `w` and the views of it (made by
