@@ -144,8 +144,8 @@ std::vector<FlagSpec> runTableStart() {
   t.push_back(flag("--warmup", "INT", "warm-up iterations",
                    intOption("--warmup", &ReplayOptions::warmup), intShown(&ReplayOptions::warmup)));
   t.push_back(withRange(
-      flag("--min-warmup-s", "SEC",
-           "after --warmup's iterations, more until the warm-up has lasted this long "
+      flag("--min-warmup-s", "FLOAT",
+           "seconds: after --warmup's iterations, more until the warm-up has lasted this long "
            "(0 = --warmup's only; none with --warmup 0)",
            [](RunFlags& f, const std::string& v) {
              f.options.min_warmup_s = toDouble("--min-warmup-s", v);
