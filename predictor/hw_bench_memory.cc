@@ -249,6 +249,27 @@ void measureElementClasses(const at::Tensor& a, const at::Tensor& b, const at::T
   }
 }
 
+// The softmaxes over rows of each of kRowLengths (hw_profile.h: rowsCurve),
+// forward over input and output, backward over three tensors.
+void measureSoftmaxRows(const at::Tensor& a, const ProfileOptions& o, HwProfile& hw) {
+  const int64_t n = a.numel();
+  std::vector<int64_t> lengths(std::begin(kRowLengths), std::end(kRowLengths));
+  lengths.insert(lengths.end(), std::begin(kTailRowLengths), std::end(kTailRowLengths));
+  for (const int64_t r : lengths) {
+    if (2 * r > n) continue;
+    const at::Tensor rows = a.narrow(0, 0, n / r * r).view({n / r, r});
+    const double bytes = 4.0 * static_cast<double>(n / r * r);
+    for (const char* op : kRowsOps) {
+      const bool backward = std::string(op).find("backward") != std::string::npos;
+      const std::vector<c10::IValue> args =
+          backward ? std::vector<c10::IValue>{rows, rows, int64_t{-1}, c10::ScalarType::Float}
+                   : std::vector<c10::IValue>{rows, int64_t{-1}, false};
+      hw.bandwidth[rowsCurve(std::string("op:") + op, r)].push_back(
+          {(backward ? 3 : 2) * bytes, timeOp((std::string("aten::") + op).c_str(), "", args, o)});
+    }
+  }
+}
+
 // at::sort of int64 indices (the dense embedding_bag backward sorts its
 // indices first): above a size the sort's temporaries change its rate
 // several-fold, so it is a curve of its own over 8 bytes per index.
@@ -372,6 +393,7 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     measureSort(n, o, hw);
     hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
     measureSpecial(a, rows, f, o, hw);
+    measureSoftmaxRows(a, o, hw);
     // Dropout masks: self recorded as input and output, as a trace has it.
     // The sampler's cost depends on p (dropout 0.1 draws bernoulli_(0.9)).
     for (const double p : {0.1, 0.5, 0.9}) {

@@ -564,6 +564,10 @@ std::string reductionCurve(const std::string& kind, int64_t width) {
   return "reduction:" + kind + ":" + std::to_string(width);
 }
 
+std::string rowsCurve(const std::string& op_curve, int64_t row) {
+  return op_curve + ":rows:" + std::to_string(row);
+}
+
 std::string poolCurve(const std::string& op, int64_t window) {
   return "pool:" + op + (window > 0 ? ":" + std::to_string(window) : "");
 }

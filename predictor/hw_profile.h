@@ -341,6 +341,20 @@ inline constexpr int64_t kOuterWidths[] = {16, 128, 1024, 8192};
 inline constexpr int64_t kRowLengths[] = {8, 64, 512, 4096};
 std::string reductionCurve(const std::string& kind, int64_t width);
 
+// The softmaxes by row length: "op:NAME:rows:R" holds op:NAME's kernel
+// (NAME one of kRowsOps) over the last dim of [n / R, R], R from
+// kRowLengths and kTailRowLengths; "op:NAME" itself is rows of 256. Each
+// row costs passes of its own (its max, its sum, the scaling), and a row
+// that does not fill whole vectors of 8 floats ends in a slower tail: on a
+// 2-vCPU EPYC, _softmax over 9,248 floats took 11.1 us in rows of 16, 49.5
+// in rows of 17, 8.9 in rows of 32, 27.0 in rows of 34 (zoo_vit's attention,
+// [8, 4, 17, 17], replayed at 5.7x the rows-of-256 curve).
+inline constexpr const char* kRowsOps[] = {"_softmax", "_log_softmax", "_softmax_backward_data",
+                                           "_log_softmax_backward_data"};
+inline constexpr int64_t kTailRowLengths[] = {9, 65, 513};
+inline constexpr int64_t kRowVectorFloats = 8;
+std::string rowsCurve(const std::string& op_curve, int64_t row);
+
 // Sorts every size curve by bytes (profiles written by hand or by older
 // tools may not be); readProfile / profileFromJson call it.
 void sortCurves(HwProfile& profile);

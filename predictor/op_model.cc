@@ -326,6 +326,7 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
     sp = kSpecial.find(name.substr(0, name.size() - 1));
   }
   if (sp != kSpecial.end()) {
+    if (auto rows = softmaxRowsEstimate(name, sp->second.front(), sh, cold, l3)) return *rows;
     std::string curve = "transcendental";
     for (const std::string& c : sp->second) {
       if (warm_.count(c)) {

@@ -100,6 +100,11 @@ class OpModel {
   double measuredFillUs(const EmbeddingPoint& e) const;
   double zeroFillUs(double bytes) const;
   OpEstimate reductionEstimate(const OpShapes& shapes, double cold, double l3) const;
+  // A softmax (forward or backward) over its last dim on its "op:NAME:rows:R"
+  // curves, `curve` being "op:NAME"; nullopt over another dim or from a
+  // profile without them.
+  std::optional<OpEstimate> softmaxRowsEstimate(const std::string& name, const std::string& curve,
+                                                const OpShapes& shapes, double cold, double l3) const;
   // 2-D pooling from its "pool:" curves; nullopt for other ops or a
   // profile without them.
   std::optional<OpEstimate> poolEstimate(const std::string& name, const OpShapes& shapes) const;

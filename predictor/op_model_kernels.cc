@@ -3,6 +3,7 @@
 // (table, index count, distinct rows) and reductions (which dims).
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include "predictor/heap_model.h"
@@ -313,6 +314,56 @@ OpEstimate OpModel::reductionEstimate(const OpShapes& sh, double cold, double l3
   const double w0 = static_cast<double>(widths[hi - 1]), w1 = static_cast<double>(widths[hi]);
   const double f = std::log(width / w0) / std::log(w1 / w0);
   return {std::exp((1 - f) * std::log(at(widths[hi - 1])) + f * std::log(at(widths[hi]))), label, false};
+}
+
+// Log-linear in log row length between the two nearest measured lengths
+// (the rows-of-256 curve among them), clamped beyond them, as reductions
+// are by width: rows of whole vectors on the lengths of kRowLengths, rows
+// that end in a tail on those of kTailRowLengths (when measured). The row is the softmax's dim: input 1 of the forward
+// (self, dim, ...), input 2 of the backward (grad, output, dim, dtype).
+std::optional<OpEstimate> OpModel::softmaxRowsEstimate(const std::string& name,
+                                                       const std::string& curve,
+                                                       const OpShapes& sh, double cold,
+                                                       double l3) const {
+  if (!std::any_of(std::begin(kRowsOps), std::end(kRowsOps),
+                   [&](const char* op) { return curve == std::string("op:") + op; })) {
+    return std::nullopt;
+  }
+  const size_t dim_arg = name.find("backward") != std::string::npos ? 2 : 1;
+  const TensorFacts* x = sh.inputArg(0);
+  if (!x || x->shape.empty() || dim_arg >= sh.args.size() || !sh.args[dim_arg] ||
+      sh.args[dim_arg]->kind != trace::ValueKind::kInt) {
+    return std::nullopt;
+  }
+  const auto rank = static_cast<int64_t>(x->shape.size());
+  const int64_t dim = sh.args[dim_arg]->i < 0 ? sh.args[dim_arg]->i + rank : sh.args[dim_arg]->i;
+  if (dim != rank - 1) return std::nullopt;
+  const int64_t row_len = std::max<int64_t>(1, x->shape.back());
+  const auto measured = [&](const auto& lengths) {
+    std::vector<std::pair<double, std::string>> at;  // row length, curve
+    for (const int64_t r : lengths) {
+      if (warm_.count(rowsCurve(curve, r))) at.emplace_back(static_cast<double>(r), rowsCurve(curve, r));
+    }
+    return at;
+  };
+  std::vector<std::pair<double, std::string>> at;
+  if (row_len % kRowVectorFloats != 0) at = measured(kTailRowLengths);
+  if (at.empty()) {
+    at = measured(kRowLengths);
+    if (at.empty()) return std::nullopt;
+    if (warm_.count(curve)) at.emplace_back(256.0, curve);
+  }
+  std::sort(at.begin(), at.end());
+  const double row = static_cast<double>(row_len);
+  const double bytes = sh.bytes();
+  const auto us = [&](size_t i) { return memoryUs(at[i].second, bytes, cold, l3); };
+  const std::string label = "memory:" + curve + ":rows";
+  size_t hi = 0;
+  while (hi < at.size() && at[hi].first < row) ++hi;
+  if (hi == 0) return OpEstimate{us(0), label, false};
+  if (hi == at.size()) return OpEstimate{us(at.size() - 1), label, false};
+  const double f = std::log(row / at[hi - 1].first) / std::log(at[hi].first / at[hi - 1].first);
+  return OpEstimate{std::exp((1 - f) * std::log(us(hi - 1)) + f * std::log(us(hi))), label, false};
 }
 
 }  // namespace etb::predict

@@ -154,6 +154,68 @@ TEST(ElementClasses, MetadataOnlyOpsCostOneViewCall) {
   }
 }
 
+// A softmax costs passes per row: it reads the curve of its row length,
+// log-linear in log length between the measured ones (rows of 256 on the
+// op's own curve), clamped beyond them; over another dim, or from a profile
+// without row curves, the op's one curve. A row that does not fill whole
+// vectors reads the tail lengths' curves. Every op here moves 1 MiB
+// (forward: input and output) or 1.5 MiB (backward: three tensors), where
+// the hand-made curves have points. Fault caught: the row taken from the
+// first dim or from the backward's output tensor (input 1), no clamp, the
+// rows-of-256 curve left out, a softmax over dim 0 read on the rows curves,
+// a row of 17 on the whole-vector curves (or 16 on the tail ones).
+TEST(ElementClasses, ASoftmaxReadsTheCurveOfItsRowLength) {
+  HwProfile hw = reductionProfile();
+  hw.bandwidth["op:_softmax"] = {{1024, 4}, {kMiB, 40}};
+  hw.bandwidth[rowsCurve("op:_softmax", 8)] = {{1024, 10}, {kMiB, 400}};
+  hw.bandwidth[rowsCurve("op:_softmax", 64)] = {{1024, 6}, {kMiB, 100}};
+  hw.bandwidth[rowsCurve("op:_softmax", 4096)] = {{32768, 3}, {kMiB, 30}};
+  // Rows that end in a tail (not whole vectors of 8 floats): flat curves.
+  hw.bandwidth[rowsCurve("op:_softmax", 9)] = {{1024, 800}, {4 * kMiB, 800}};
+  hw.bandwidth[rowsCurve("op:_softmax", 65)] = {{1024, 200}, {4 * kMiB, 200}};
+  hw.bandwidth["op:_softmax_backward_data"] = {{1024, 1}, {1.5 * kMiB, 45}};
+  hw.bandwidth[rowsCurve("op:_softmax_backward_data", 8)] = {{1024, 1}, {1.5 * kMiB, 300}};
+  hw.bandwidth[rowsCurve("op:_softmax_backward_data", 64)] = {{1024, 1}, {1.5 * kMiB, 90}};
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  trace::Trace& tr = b.trace();
+  const char* kSoftmax = "aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
+  const auto no = trace::makeBool(tr, false);
+  const auto r128 = b.tensor({1024, 128}), o128 = b.tensor({1024, 128});
+  b.op(kSoftmax, {r128, trace::makeInt(tr, -1), no}, {o128});
+  const auto r16 = b.tensor({64, 128, 16}), o16 = b.tensor({64, 128, 16});
+  b.op("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+       {r16, trace::makeInt(tr, 2), trace::makeNone(tr)}, {o16});
+  const auto r8k = b.tensor({16, 8192}), o8k = b.tensor({16, 8192});
+  b.op(kSoftmax, {r8k, trace::makeInt(tr, 1), no}, {o8k});
+  const auto d0 = b.tensor({1024, 128});
+  b.op(kSoftmax, {r128, trace::makeInt(tr, 0), no}, {d0});
+  const auto r17 = b.tensor({512, 17}), o17 = b.tensor({512, 17});
+  b.op(kSoftmax, {r17, trace::makeInt(tr, -1), no}, {o17});
+  const auto g16 = b.tensor({8192, 16}), y16 = b.tensor({8192, 16}), gx = b.tensor({8192, 16});
+  b.op("aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+       {g16, y16, trace::makeInt(tr, -1), trace::makeInt(tr, 6)}, {gx});
+  const trace::Trace t = b.finish();
+  // 128: half way from 64 to 256 in log length.
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::sqrt(100.0 * 40.0), 1e-6);
+  EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:op:_softmax:rows");
+  // 16: a third of the way from 8 to 64.
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, std::exp(2 * std::log(400.0) / 3 + std::log(100.0) / 3), 1e-6);
+  EXPECT_NEAR(model.estimate(t, t.nodes[4]).us, 30, 1e-6);  // beyond 4096
+  EXPECT_NEAR(model.estimate(t, t.nodes[5]).us, 40, 1e-6);  // over dim 0
+  EXPECT_EQ(model.estimate(t, t.nodes[5]).family, "memory:op:_softmax");
+  // 17 ends in a tail: between the tail curves' 9 and 65.
+  const double f17 = std::log(17.0 / 9) / std::log(65.0 / 9);
+  EXPECT_NEAR(model.estimate(t, t.nodes[6]).us, std::exp((1 - f17) * std::log(800.0) + f17 * std::log(200.0)), 1e-6);
+  EXPECT_NEAR(model.estimate(t, t.nodes[7]).us, std::exp(2 * std::log(300.0) / 3 + std::log(90.0) / 3), 1e-6);
+
+  HwProfile older = reductionProfile();  // measured before the row curves
+  older.bandwidth["op:_softmax"] = hw.bandwidth["op:_softmax"];
+  const OpModel old_model(older, "uniform");
+  EXPECT_NEAR(old_model.estimate(t, t.nodes[3]).us, 40, 1e-6);
+  EXPECT_EQ(old_model.estimate(t, t.nodes[3]).family, "memory:op:_softmax");
+}
+
 // 2-D pooling: a time per output element growing with the window, from the
 // 2x2 and 3x3 curves over 4 bytes per output element. resnet18's
 // max_pool2d ([8,64,56,56], 3x3) was predicted on the bytes-moved fallback
