@@ -403,6 +403,43 @@ TEST(Predictor, OnAGpuAnOpWhoseChildrenOnlyAllocateRunsItsOwnKernel) {
   EXPECT_NEAR(p.ranks[0].ops[1].device_us, 0, 1e-9);
 }
 
+// logsumexp runs a kernel per pass (amax, sub, exp_, sum, log_, add_ here),
+// which the trace records as its children: it costs their sum, each on its
+// own model. Catches logsumexp priced as one reduction over its input.
+TEST(Predictor, ALogsumexpCostsTheKernelsItsRecordedChildrenRun) {
+  TraceBuilder b;
+  trace::Trace& tr = b.trace();
+  const auto x = b.tensor({64, 256}), y = b.tensor({64});
+  const trace::NodeId lse = b.op("aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+                                 {x, test::intList(tr, {1}), trace::makeBool(tr, false)}, {y});
+  b.under(lse);
+  const auto m = b.tensor({64, 1}), d = b.tensor({64, 256}), s = b.tensor({64}), ms = b.tensor({64});
+  b.op("aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+       {x, test::intList(tr, {1}), trace::makeBool(tr, true)}, {m});
+  b.op("aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+       {x, m, trace::makeInt(tr, 1)}, {d});
+  b.op("aten::exp_(Tensor(a!) self) -> Tensor(a!)", {d}, {d});
+  b.op("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       {d, test::intList(tr, {1}), trace::makeBool(tr, false), trace::makeNone(tr)}, {s});
+  b.op("aten::log_(Tensor(a!) self) -> Tensor(a!)", {s}, {s});
+  b.op("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+       {s, ms, trace::makeInt(tr, 1)}, {s});
+  const trace::Trace t = b.finish();
+  HwProfile hw = smallProfile();
+  hw.bandwidth["reduction"] = {{1000, 1}, {100000, 2}};
+  hw.bandwidth["elementwise"] = {{1000, 3}, {100000, 30}};
+  const Prediction p = predictIteration({&t}, hw, PredictOptions{});
+  ASSERT_EQ(p.ranks[0].ops.size(), 1u);
+  const OpModel model(hw, "uniform");
+  double children = 0;
+  for (const trace::Node& n : t.nodes) {
+    if (n.parent == lse) children += model.estimate(t, n).us;
+  }
+  EXPECT_GT(children, 6 * hw.dispatch_us);
+  EXPECT_NEAR(p.ranks[0].ops[0].us, children, 1e-9);
+  EXPECT_EQ(p.ranks[0].ops[0].family, "composite");
+}
+
 TEST(Predictor, CollectivesReadTheCurvesOfTheBackendTheReplayUses) {
   if (!replay::commBackendBuilt("gloo")) GTEST_SKIP() << "built without gloo: et_replay uses MPI";
   const trace::Trace t = glooAllReduce();
