@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include "core/base/error.h"
@@ -165,14 +167,18 @@ void warnUnreplayedComms(const trace::Trace& trace, const detail::Plan& plan) {
 // any rank asks for, so all run the same iterations. Returns how many.
 int warmUpFor(detail::Executor& exec, Communicator& comm, double start_us, double min_s) {
   constexpr double kMaxRound = 1e5;
-  int added = 0;
+  int64_t added = 0;  // an hour of microsecond iterations passes INT_MAX
   double per_iter_us = 0;  // unknown until a round ran
   for (;;) {
     const double left_us = start_us + min_s * 1e6 - nowUs();
     double want = 0;
-    if (left_us > 0) want = per_iter_us > 0 ? std::min(std::ceil(left_us / per_iter_us), kMaxRound) : 1;
+    if (left_us > 0) {
+      want = per_iter_us > 0 ? std::min(std::ceil(left_us / per_iter_us), kMaxRound) : 1;
+    }
     const int n = static_cast<int>(comm.maxOverRanks(want));
-    if (n <= 0) return added;
+    if (n <= 0) {
+      return static_cast<int>(std::min<int64_t>(added, std::numeric_limits<int>::max() / 2));
+    }
     const double t0 = nowUs();
     for (int i = 0; i < n; ++i) exec.recycle(exec.runIteration(false, nullptr));
     per_iter_us = std::max((nowUs() - t0) / n, 1.0);
@@ -273,7 +279,8 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   }
   exec.setCountFaults(false);
   if (options.warmup == 0) matchHeap();
-  const int warmup_added = options.warmup > 0 ? warmUpFor(exec, comm, warmup_start, options.min_warmup_s) : 0;
+  const int warmup_added =
+      options.warmup > 0 ? warmUpFor(exec, comm, warmup_start, options.min_warmup_s) : 0;
   const double warmup_ms = (nowUs() - warmup_start) * 1e-3;
   if (warmup_added > 0) {
     ETB_LOG(kInfo) << "warm-up: " << options.warmup + warmup_added << " iterations in "
