@@ -249,8 +249,9 @@ void measureElementClasses(const at::Tensor& a, const at::Tensor& b, const at::T
   }
 }
 
-// The softmaxes over rows of each of kRowLengths (hw_profile.h: rowsCurve),
-// forward over input and output, backward over three tensors.
+// The softmaxes over rows of each of kRowLengths and kTailRowLengths
+// (hw_profile.h: rowsCurve), forward over input and output, backward over
+// three tensors; the rows that fit in the tensor, whole.
 void measureSoftmaxRows(const at::Tensor& a, const ProfileOptions& o, HwProfile& hw) {
   const int64_t n = a.numel();
   std::vector<int64_t> lengths(std::begin(kRowLengths), std::end(kRowLengths));

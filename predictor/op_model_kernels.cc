@@ -316,11 +316,14 @@ OpEstimate OpModel::reductionEstimate(const OpShapes& sh, double cold, double l3
   return {std::exp((1 - f) * std::log(at(widths[hi - 1])) + f * std::log(at(widths[hi]))), label, false};
 }
 
-// Log-linear in log row length between the two nearest measured lengths
-// (the rows-of-256 curve among them), clamped beyond them, as reductions
-// are by width: rows of whole vectors on the lengths of kRowLengths, rows
-// that end in a tail on those of kTailRowLengths (when measured). The row is the softmax's dim: input 1 of the forward
-// (self, dim, ...), input 2 of the backward (grad, output, dim, dtype).
+// Log-linear in log row length between the two nearest measured lengths,
+// clamped beyond them, as reductions are by width: rows of whole vectors
+// on the lengths of kRowLengths (the rows-of-256 curve among them), rows
+// that end in a tail on those of kTailRowLengths (when measured). The row
+// is the softmax's dim: input 1 of the forward (self, dim, ...), input 2
+// of the backward (grad, output, dim, dtype). Whole vectors are 8 floats
+// (AVX2's); on a CPU whose kernels run 16 at once, rows of 8 mod 16 would
+// need the tail curves too.
 std::optional<OpEstimate> OpModel::softmaxRowsEstimate(const std::string& name,
                                                        const std::string& curve,
                                                        const OpShapes& sh, double cold,
