@@ -55,6 +55,12 @@ Setter intOption(const char* flag, int ReplayOptions::*field) {
 Shown intShown(int ReplayOptions::*field) {
   return [field](const RunFlags& f) { return std::to_string(f.options.*field); };
 }
+Setter doubleOption(const char* flag, double ReplayOptions::*field) {
+  return [flag, field](RunFlags& f, const std::string& v) { f.options.*field = toDouble(flag, v); };
+}
+Shown doubleShown(double ReplayOptions::*field) {
+  return [field](const RunFlags& f) { return numberText(f.options.*field); };
+}
 Setter text(std::string RunFlags::*field) {
   return [field](RunFlags& f, const std::string& v) { f.*field = v; };
 }
@@ -147,10 +153,8 @@ std::vector<FlagSpec> runTableStart() {
       flag("--min-warmup-s", "FLOAT",
            "seconds: after --warmup's iterations, more until the warm-up has lasted this long "
            "(0 = --warmup's only; none with --warmup 0)",
-           [](RunFlags& f, const std::string& v) {
-             f.options.min_warmup_s = toDouble("--min-warmup-s", v);
-           },
-           [](const RunFlags& f) { return numberText(f.options.min_warmup_s); }),
+           doubleOption("--min-warmup-s", &ReplayOptions::min_warmup_s),
+           doubleShown(&ReplayOptions::min_warmup_s)),
       0, 3600));
   t.push_back(flag("--iters", "INT", "measured iterations",
                    intOption("--iters", &ReplayOptions::iters), intShown(&ReplayOptions::iters)));
@@ -188,10 +192,8 @@ void addFidelityFlags(std::vector<FlagSpec>& t) {
       flag("--host-stall-us", "FLOAT",
            "with --host-time emulate: an eventless stretch of a profiled gap longer than "
            "this counts as this long (the recording was preempted); 0 = no limit",
-           [](RunFlags& f, const std::string& v) {
-             f.options.host_stall_us = toDouble("--host-stall-us", v);
-           },
-           [](const RunFlags& f) { return numberText(f.options.host_stall_us); }),
+           doubleOption("--host-stall-us", &ReplayOptions::host_stall_us),
+           doubleShown(&ReplayOptions::host_stall_us)),
       0, std::numeric_limits<double>::infinity()));
   t.push_back(withChoices(
       flag("--heap", "TEXT",
