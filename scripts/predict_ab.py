@@ -70,13 +70,14 @@ def main():
             for side, build, hw in (("A", a.build, a.hw), ("B", build_b, hw_b)):
                 pre = run_predict(build, hw, trace, dist, rep.replace(".replay.", f".{side}."),
                                   quiet=True)
-                per_kind, iter_ms, _, pred_ms = attribute(rep, pre)
+                per_kind, iter_ms, _, pred_ms, _ = attribute(rep, pre)
                 errs[side].append((pred_ms - iter_ms) / iter_ms * 100)
                 line.append(f"{side} {pred_ms:8.2f} ms {errs[side][-1]:+6.1f}%")
                 for name, k in per_kind.items():
                     row = kinds[name]
                     row[0] = k["count"]
-                    row[1] += k["meas"] / a.rounds
+                    if side == "A":  # one replay per round, seen by both sides
+                        row[1] += k["meas"] / a.rounds
                     row[2 if side == "A" else 3] += k["pred"] / a.rounds
             print(f"  {entry:<16} round {r}: replay {iter_ms:8.2f} ms   {'   '.join(line)}")
         print(f"## {entry}: median error A {statistics.median(errs['A']):+.1f}%, "
