@@ -338,12 +338,14 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   hw.stall_share = std::min(stallShare(), 0.9);
   const SpeedGuardStats g = speedGuardStats();
   hw.speed_guard = {g.measurements, g.probe_us, g.retried_share, g.kept_disturbed_share,
-                    std::max(g.slowdown, 1.0), g.retry_s, std::max(g.mean_slowdown, 1.0)};
+                    std::max(g.slowdown, 1.0), g.retry_s, std::max(g.mean_slowdown, 1.0),
+                    std::max(g.kept_slowdown, 1.0)};
   if (o.progress) {
     o.progress("speed: " + std::to_string(static_cast<int>(g.retried_share * 100 + 0.5)) +
                "% of the measurements taken again (the machine slowed under them; " +
                std::to_string(g.retry_s) + " s), slowdown " + std::to_string(g.slowdown) +
-               " (median), " + std::to_string(g.mean_slowdown) + " (mean)");
+               " (median), " + std::to_string(g.mean_slowdown) + " (mean); the kept tries ran at " +
+               std::to_string(g.kept_slowdown) + " (median), divided out of their samples");
   }
   // The share is the machine's state while profiling; a busy machine makes
   // every prediction slower by 1 / (1 - share), which is right only for

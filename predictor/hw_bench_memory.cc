@@ -91,22 +91,27 @@ double rotatingCallUs(const Kernel& k, const c10::OperatorHandle& op, const Memo
   if (copies < 2 || copies * k.bytes > mem.llc_bytes / 2) return -1;
   const std::vector<std::vector<c10::IValue>> sets = argumentSets(k, copies);
   std::vector<c10::IValue> kept(sets.size()), stack;
-  std::vector<double> samples, unfaulted;
-  const double budget_us = quick ? 4e3 : 25e3, start = replay::nowUs();
-  for (size_t i = 0; samples.size() < 5 || (replay::nowUs() - start < budget_us && samples.size() < 2000); ++i) {
-    const size_t at = i % sets.size();
-    stack = sets[at];
-    const uint64_t faults = replay::processMinorFaults();
-    const double t0 = replay::nowUs();
-    op.callBoxed(stack);
-    const double us = replay::nowUs() - t0;
-    const bool faulted = replay::processMinorFaults() != faults;
-    kept[at] = stack.empty() ? c10::IValue() : std::move(stack.front());
-    if (i < sets.size()) continue;  // every set and output slot used once first
-    samples.push_back(us);
-    if (!faulted) unfaulted.push_back(us);
-  }
-  return medianOf(unfaulted.size() >= 3 ? unfaulted : samples);
+  // Guarded like medianCallUs's loops (timing.h): taken again in a slow
+  // spell, and brought to the fastest probe's speed.
+  return medianOf(guardedSamples([&] {
+    std::vector<double> samples, unfaulted;
+    const double budget_us = quick ? 4e3 : 25e3, start = replay::nowUs();
+    for (size_t i = 0; samples.size() < 5 || (replay::nowUs() - start < budget_us && samples.size() < 2000);
+         ++i) {
+      const size_t at = i % sets.size();
+      stack = sets[at];
+      const uint64_t faults = replay::processMinorFaults();
+      const double t0 = replay::nowUs();
+      op.callBoxed(stack);
+      const double us = replay::nowUs() - t0;
+      const bool faulted = replay::processMinorFaults() != faults;
+      kept[at] = stack.empty() ? c10::IValue() : std::move(stack.front());
+      if (i < sets.size()) continue;  // every set and output slot used once first
+      samples.push_back(us);
+      if (!faulted) unfaulted.push_back(us);
+    }
+    return unfaulted.size() >= 3 ? unfaulted : samples;
+  }));
 }
 
 // The kernel cold: each call after a flush, on arguments of its own (clones

@@ -377,6 +377,7 @@ std::string profileToJson(const HwProfile& hw) {
                         {"slowdown", hw.speed_guard.slowdown},
                         {"retry_s", hw.speed_guard.retry_s},
                         {"mean_slowdown", hw.speed_guard.mean_slowdown}};
+    if (hw.speed_guard.kept_slowdown > 0) j["speed_guard"]["kept_slowdown"] = hw.speed_guard.kept_slowdown;
   }
   if (hw.gpu()) {
     j["launch_us"] = hw.launch_us;
@@ -496,6 +497,13 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     hw.speed_guard.slowdown = field<double>(g, "slowdown", path, "speed_guard");
     hw.speed_guard.retry_s = field<double>(g, "retry_s", path, "speed_guard");
     hw.speed_guard.mean_slowdown = field<double>(g, "mean_slowdown", path, "speed_guard");
+    if (g.contains("kept_slowdown")) {
+      hw.speed_guard.kept_slowdown = field<double>(g, "kept_slowdown", path, "speed_guard");
+      if (hw.speed_guard.kept_slowdown < 1) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "speed_guard.kept_slowdown ", hw.speed_guard.kept_slowdown,
+                        " is below 1");
+      }
+    }
     if (hw.speed_guard.slowdown < 1) {
       ETB_INPUT_ERROR(SourceLoc{path}, "speed_guard.slowdown ", hw.speed_guard.slowdown, " is below 1");
     }

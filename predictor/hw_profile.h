@@ -275,11 +275,15 @@ struct HwProfile {
   // fastest: their median (`slowdown`, the typical speed, which the
   // predictor applies to every CPU op as a replay's median iteration meets
   // it) and their mean. CPU profiles; all 0 (slowdowns 1) in older ones and
-  // GPU ones.
+  // GPU ones. `kept_slowdown`: the median over measurements of the kept
+  // try's mean probe over the fastest, which the guard divided out of that
+  // try's samples (timing.h); 0 in profiles from before 2026-12-01, whose
+  // curves kept it (and so counted a slowdown that lasted through every
+  // try twice).
   struct SpeedGuardFacts {
     int measurements = 0;
     double probe_us = 0, retried_share = 0, kept_disturbed_share = 0, slowdown = 1, retry_s = 0,
-           mean_slowdown = 1;
+           mean_slowdown = 1, kept_slowdown = 0;
   } speed_guard;
   // A GPU profile's host side: the median host microseconds one call of
   // each op it timed takes to launch (by op name, "aten::mm"; the two halves

@@ -87,8 +87,10 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
 // kDisturbedRatio of the fastest probe seen is measured again after a pause
 // (kGuardPauseUs, doubling with each try; at most kGuardRetries times,
 // retries and pauses at most `retry_budget` of the first tries' time and
-// kGuardAllowanceUs), the try with the fastest probes kept. Not nested; host
-// timing only.
+// kGuardAllowanceUs), the try with the fastest probes kept. The kept try's
+// samples are divided by its probes' mean over the fastest probe (when over
+// 1): every measurement comes out at the fastest probe's speed, slowed or
+// not. Not nested; host timing only.
 inline constexpr double kDisturbedRatio = 1.2;
 inline constexpr int kGuardRetries = 5;
 inline constexpr double kGuardPauseUs = 30e3;
@@ -108,6 +110,7 @@ struct SpeedGuardStats {
   double slowdown = 1;       // first tries' probes: median over the fastest
   double mean_slowdown = 1;  // ... and their mean
   double retry_s = 0;        // seconds in retries and the pauses before them
+  double kept_slowdown = 1;  // the kept tries' mean probes over the fastest: median, at least 1
 };
 // The live scope's figures so far (all zero / 1 without one).
 SpeedGuardStats speedGuardStats();
