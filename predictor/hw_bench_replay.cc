@@ -100,9 +100,16 @@ ChainCost chainCost(const std::vector<trace::TinyOp>& kinds, const ProfileOption
   const std::unique_ptr<replay::Communicator> local = replay::makeLocalCommunicator();
   const LogLevel level = logLevel();
   setLogLevel(LogLevel::kWarn);  // the replayer's "replaying N nodes" line
-  const replay::ReplayResult r = replay::replayTrace(t, ro, *local);
+  // Guarded like the hot loops it is set against (timing.h): both at the
+  // fastest probe's speed, or the step would take in the slowdown divided
+  // out of the hot calls (on a VM whose probe ran 1.8x its fastest, 0.85 us
+  // a step).
+  const std::vector<double> replay_us = guardedSamples([&] {
+    const replay::ReplayResult r = replay::replayTrace(t, ro, *local);
+    return std::vector<double>{r.replay_iter_ms.median * 1e3 / kOps};
+  });
   setLogLevel(level);
-  return {r.replay_iter_ms.median * 1e3 / kOps, hotChainUs(kinds, o) / kOps};
+  return {replay_us.front(), hotChainUs(kinds, o) / kOps};
 }
 }  // namespace
 
@@ -123,14 +130,19 @@ void measureColdAfter(const ProfileOptions& o, HwProfile& hw) {
   const int reps = o.quick ? 7 : 21;
   double extra = 0;
   for (const double us : after) {
-    std::vector<double> first, hot;
-    for (int r = 0; r < reps; ++r) {
-      spinUs(us);
-      first.push_back(callUs());
-      hot.push_back(callUs());
-    }
+    // Guarded, the difference at the fastest probe's speed like the other
+    // curves (et_predict multiplies the typical slowdown in).
+    const std::vector<double> d = guardedSamples([&] {
+      std::vector<double> first, hot;
+      for (int r = 0; r < reps; ++r) {
+        spinUs(us);
+        first.push_back(callUs());
+        hot.push_back(callUs());
+      }
+      return std::vector<double>{medianOf(first) - medianOf(hot)};
+    });
     // A longer stretch cannot leave more in the caches than a shorter one.
-    extra = std::max(extra, medianOf(first) - medianOf(hot));
+    extra = std::max(extra, d.front());
     hw.cold_after.push_back({us, extra});
   }
   if (o.progress) {
