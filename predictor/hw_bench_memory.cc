@@ -234,6 +234,31 @@ void measureReductions(const at::Tensor& a, double f, CacheFlusher& flush, const
   }
 }
 
+// Advanced indexing that picks elements, not rows: x[:, i, j] over the last
+// dims (DLRM's pairwise-interaction gather of a [B, F, F] product, the
+// lower triangle of 8 x 8 here) and its backward, the accumulating put.
+// ATen's index kernel computes each element's offset from the index
+// tensors (a copy streams); with the last dim indexed the offset changes
+// from element to element. "op:index" is over twice the output's bytes,
+// "op:index_put" over three times the values' (read, and the target read
+// and written).
+void measureIndexing(const at::Tensor& a, const ProfileOptions& o, HwProfile& hw) {
+  const int64_t n = a.numel();
+  if (n < 64) return;
+  const at::Tensor x = a.narrow(0, 0, n / 64 * 64).view({n / 64, 8, 8});
+  const at::Tensor tril = at::tril_indices(8, 8, 0, tensorsOn(o).dtype(at::kLong));
+  c10::List<c10::optional<at::Tensor>> index;
+  index.push_back(c10::nullopt);
+  index.push_back(tril[0].contiguous());
+  index.push_back(tril[1].contiguous());
+  const double picked = 4.0 * static_cast<double>(n / 64 * tril.size(1));
+  hw.bandwidth["op:index"].push_back({2 * picked, timeOp("aten::index", "Tensor", {x, index}, o)});
+  const at::Tensor values = at::randn({n / 64, tril.size(1)}, tensorsOn(o));
+  at::Tensor target = at::zeros_like(x);
+  hw.bandwidth["op:index_put"].push_back(
+      {3 * picked, timeOp("aten::_index_put_impl_", "", {target, index, values, true, true}, o)});
+}
+
 // Element kernels that run a scalar loop or a longer formula than their
 // class's curve: masked_fill with a mask broadcast over the rows (attention
 // masks), where, gelu's and the softmaxes' backward (rows of 256).
@@ -252,7 +277,9 @@ void measureElementClasses(const at::Tensor& a, const at::Tensor& b, const at::T
         {3 * f, timeOp((std::string("aten::") + op).c_str(), "",
                        {rows, rows, int64_t{-1}, c10::ScalarType::Float}, o)});
   }
+  measureIndexing(a, o, hw);
 }
+
 
 // The softmaxes over rows of each of kRowLengths and kTailRowLengths
 // (hw_profile.h: rowsCurve), forward over input and output, backward over

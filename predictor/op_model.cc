@@ -120,6 +120,39 @@ const std::set<std::string> kRng = {"bernoulli_", "bernoulli", "uniform_", "norm
 // Write-only ops: one pass over the output.
 const std::set<std::string> kFill = {"fill_", "zero_", "zeros", "ones", "full", "zeros_like",
                                      "ones_like", "full_like", "new_zeros", "new_ones"};
+
+// The curve of an advanced index or put that picks elements (et_profile_hw's
+// measureIndexing): integer index tensors in every position of self's dims,
+// the last one included, so that the offset moves from element to element.
+// A shorter index list leaves the trailing dims whole, copied as runs (the
+// copy curve's rate), as do boolean masks (a nonzero pass first).
+// Returns the curve and the bytes to read it at; null otherwise.
+const char* elementIndexCurve(const std::string& name, const OpShapes& sh, double* bytes) {
+  const bool put = name == "index_put_" || name == "index_put" || name == "_index_put_impl_";
+  if (name != "index" && !put) return nullptr;
+  const TensorFacts* self = sh.inputArg(0);
+  if (!self || sh.args.size() < 2 || sh.args[1]->kind != trace::ValueKind::kList) return nullptr;
+  const std::vector<trace::Value>& items = sh.args[1]->items;
+  if (items.empty() || items.size() != self->shape.size()) return nullptr;
+  const std::vector<TensorFacts>* list = nullptr;
+  for (const std::vector<TensorFacts>& l : sh.in_lists) {
+    if (!l.empty() && l.front().arg == 1) list = &l;
+  }
+  if (items.back().kind != trace::ValueKind::kTensor || list == nullptr || list->empty()) return nullptr;
+  const TensorFacts& last = list->back();
+  if ((last.dtype != trace::DType::kInt64 && last.dtype != trace::DType::kInt32) || last.numel <= 0) {
+    return nullptr;
+  }
+  if (put) {
+    const TensorFacts* values = sh.inputArg(2);
+    if (!values) return nullptr;
+    *bytes = 3 * values->bytes;
+    return "op:index_put";
+  }
+  if (sh.out.empty()) return nullptr;
+  *bytes = 2 * sh.out.front().bytes;
+  return "op:index";
+}
 }  // namespace
 
 std::string opKind(const trace::Trace& t, const trace::Node& node, std::string* overload) {
@@ -355,6 +388,10 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   if (kReduction.count(name)) return reductionEstimate(sh, cold, l3);
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
+  double picked = 0;
+  if (const char* curve = elementIndexCurve(name, sh, &picked); curve && warm_.count(curve)) {
+    return {memoryUs(curve, picked, cold, l3), std::string("memory:") + curve, false};
+  }
   if (kCopy.count(name)) return {memoryUs("unary", sh.bytes(), cold, l3), "memory:copy", false};
   if (kFill.count(name)) {
     // Profiles before the fill curve had a cold side take half the unary

@@ -83,6 +83,8 @@ for entry in "${SAMPLES[@]}"; do
   # SAMPLE@DIST replays and predicts with --index-dist DIST.
   s=${entry%%@*}; dist=uniform; [ "$entry" != "$s" ] && dist=${entry#*@}
   dir=fleet_samples/$s; name=${s##*/}
+  # The reports' names carry the distribution: dlrm@zipf:1.1 wrote over dlrm's.
+  tag=$name; [ "$dist" != uniform ] && tag=$name.${dist//:/-}
   if [ -f "$dir/$name.et.json.gz" ]; then
     trace=$dir/$name.et.json.gz; launch=(); hw=$HW1
   else
@@ -102,11 +104,11 @@ for entry in "${SAMPLES[@]}"; do
   for ((r = 0; r < ROUNDS; r++)); do
     "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads "$THREADS" --warmup 2 --iters 5 \
       --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" \
-      --report-json "$OUT/$name.replay.json"
-    reps+=("$(field "$OUT/$name.replay.json" "d['replay']['iter_ms']['median']")")
+      --report-json "$OUT/$tag.replay.json"
+    reps+=("$(field "$OUT/$tag.replay.json" "d['replay']['iter_ms']['median']")")
     "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" --faults "$FAULTS" \
-      --device "$DEVICE" "${orig[@]}" --report-json "$OUT/$name.predict.json"
-    preds+=("$(field "$OUT/$name.predict.json" "d['predicted']['iter_ms']")")
+      --device "$DEVICE" "${orig[@]}" --report-json "$OUT/$tag.predict.json"
+    preds+=("$(field "$OUT/$tag.predict.json" "d['predicted']['iter_ms']")")
   done
   read -r rep pred err < <(python3 -c "
 import statistics as st, sys

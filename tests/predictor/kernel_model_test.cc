@@ -112,6 +112,45 @@ TEST(ElementClasses, MaskedFillReadsItsOwnCurveAndOldProfilesTheUnaryOne) {
   EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 90, 1e-6);
 }
 
+// Advanced indexing that picks elements: DLRM's interaction gather
+// x[:, i, j] over the last two dims of [512, 9, 9] (36 of each row's 81) and
+// its accumulating put read their own curves, at twice the output's and
+// three times the values' bytes (each curve's last point sits at exactly
+// those bytes); one index tensor on dim 0 of a table gathers whole rows and
+// keeps the copy curve, as does every index in a profile without the
+// curves. Fault caught: the element gather priced as a stream of its bytes
+// (dlrm's replayed at 71 us, predicted 2.4).
+TEST(ElementClasses, AnIndexThatPicksElementsReadsTheIndexCurves) {
+  HwProfile hw = reductionProfile();
+  TraceBuilder b;
+  const auto x = b.tensor({512, 9, 9}), i = b.tensor({36}, DType::kInt64), j = b.tensor({36}, DType::kInt64);
+  trace::Value pick;
+  pick.kind = trace::ValueKind::kList;
+  pick.items = {trace::makeNone(b.trace()), i, j};
+  const auto y = b.tensor({512, 36});
+  b.op("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", {x, pick}, {y});
+  const auto g = b.tensor({512, 9, 9}), v = b.tensor({512, 36});
+  b.op("aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, "
+       "bool unsafe=False) -> Tensor(a!)",
+       {g, pick, v, trace::makeBool(b.trace(), true), trace::makeBool(b.trace(), true)}, {g});
+  const auto table = b.tensor({1000, 64}), ids = b.tensor({512}, DType::kInt64), got = b.tensor({512, 64});
+  trace::Value rows;
+  rows.kind = trace::ValueKind::kList;
+  rows.items = {ids};
+  b.op("aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", {table, rows}, {got});
+  const trace::Trace t = b.finish();
+  EXPECT_EQ(OpModel(hw, "uniform").estimate(t, t.nodes[2]).family, "memory:copy");
+  const double out = 4.0 * 512 * 36;
+  hw.bandwidth["op:index"] = {{1000, 2}, {2 * out, 70}};
+  hw.bandwidth["op:index_put"] = {{1000, 2}, {3 * out, 60}};
+  const OpModel model(hw, "uniform");
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 70, 1e-6);
+  EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:op:index");
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 60, 1e-6);
+  EXPECT_EQ(model.estimate(t, t.nodes[3]).family, "memory:op:index_put");
+  EXPECT_EQ(model.estimate(t, t.nodes[4]).family, "memory:copy");
+}
+
 // An in-place special function reads its out-of-place curve (silu_ on
 // silu's: 65536 floats read and written, 512 KiB, 40 us), and silu's
 // gradient silu's curve over its three tensors (768 KiB: log-log between
