@@ -241,7 +241,7 @@ void measureReductions(const at::Tensor& a, double f, CacheFlusher& flush, const
 // tensors (a copy streams); with the last dim indexed the offset changes
 // from element to element. "op:index" is over twice the output's bytes,
 // "op:index_put" over three times the values' (read, and the target read
-// and written).
+// and written). Then the sums by index (below).
 void measureIndexing(const at::Tensor& a, const ProfileOptions& o, HwProfile& hw) {
   const int64_t n = a.numel();
   if (n < 64) return;
@@ -257,6 +257,30 @@ void measureIndexing(const at::Tensor& a, const ProfileOptions& o, HwProfile& hw
   at::Tensor target = at::zeros_like(x);
   hw.bandwidth["op:index_put"].push_back(
       {3 * picked, timeOp("aten::_index_put_impl_", "", {target, index, values, true, true}, o)});
+  // Sums by index (a GNN's messages into its nodes): index_add_ of rows of
+  // R (hw_profile.h, kIndexAddRows) and scatter_add_ of rows of 16 along an
+  // index expanded over the row (as torch_scatter-style code builds it),
+  // into a table an eighth of the sources' rows.
+  for (const int64_t r : kIndexAddRows) {
+    const int64_t count = n / r;
+    if (count < 8) continue;
+    const at::Tensor source = r == 1 ? a : a.narrow(0, 0, count * r).view({count, r});
+    at::Tensor table = r == 1 ? at::zeros({count / 8}, tensorsOn(o)) : at::zeros({count / 8, r}, tensorsOn(o));
+    const at::Tensor idx = at::randint(0, count / 8, {count}, tensorsOn(o).dtype(at::kLong));
+    hw.bandwidth[rowsCurve("op:index_add", r)].push_back(
+        {4.0 * static_cast<double>(count * r),
+         timeOp("aten::index_add_", "", {table, int64_t{0}, idx, source, c10::Scalar(1)}, o)});
+  }
+  const int64_t rows16 = n / 16;
+  if (rows16 >= 8) {
+    const at::Tensor source = a.narrow(0, 0, rows16 * 16).view({rows16, 16});
+    at::Tensor table = at::zeros({rows16 / 8, 16}, tensorsOn(o));
+    const at::Tensor idx =
+        at::randint(0, rows16 / 8, {rows16, 1}, tensorsOn(o).dtype(at::kLong)).expand({rows16, 16});
+    hw.bandwidth["op:scatter_add"].push_back(
+        {3 * 4.0 * static_cast<double>(rows16 * 16),
+         timeOp("aten::scatter_add_", "", {table, int64_t{0}, idx, source}, o)});
+  }
 }
 
 // Element kernels that run a scalar loop or a longer formula than their

@@ -388,6 +388,7 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   if (kReduction.count(name)) return reductionEstimate(sh, cold, l3);
   // Contiguous copies stream like a unary kernel; the "copy" curve (a
   // transposed source) is for contiguous() calls that had to copy.
+  if (auto sums = indexSumEstimate(name, sh, cold, l3)) return *sums;
   double picked = 0;
   if (const char* curve = elementIndexCurve(name, sh, &picked); curve && warm_.count(curve)) {
     return {memoryUs(curve, picked, cold, l3), std::string("memory:") + curve, false};
@@ -408,6 +409,40 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   // Anything else is a fallback: an op of unknown cost; the caller prefers
   // its children's sum.
   return {memoryUs(cls, sh.bytes(), cold, l3), "memory:" + cls, kArithmetic.count(name) == 0};
+}
+
+// Sums by index: index_add_ (self, dim, index, source) reads the
+// op:index_add:rows:R curves at the source's bytes, log-linear in log R
+// between the two nearest measured slices (clamped beyond them), R the
+// source's elements per index; scatter_add_ (self, dim, index, src) its
+// curve over three times the source's bytes. Profiles without the curves:
+// nothing (the caller's in-place or copy curve).
+std::optional<OpEstimate> OpModel::indexSumEstimate(const std::string& name, const OpShapes& sh,
+                                                    double cold, double l3) const {
+  const TensorFacts* source = sh.inputArg(3);
+  const TensorFacts* index = sh.inputArg(2);
+  if (!source || !index || sh.args.size() < 2 || sh.args[1]->kind != trace::ValueKind::kInt) {
+    return std::nullopt;
+  }
+  if (name == "scatter_add_" || name == "scatter_add") {
+    if (!warm_.count("op:scatter_add")) return std::nullopt;
+    return OpEstimate{memoryUs("op:scatter_add", 3 * source->bytes, cold, l3), "memory:op:scatter_add", false};
+  }
+  if (name != "index_add_" && name != "index_add") return std::nullopt;
+  std::vector<std::pair<double, std::string>> at;  // slice elements, curve
+  for (const int64_t r : kIndexAddRows) {
+    if (warm_.count(rowsCurve("op:index_add", r))) at.emplace_back(static_cast<double>(r), rowsCurve("op:index_add", r));
+  }
+  if (at.empty() || index->numel <= 0) return std::nullopt;
+  const double slice = std::max(1.0, source->numel / index->numel);
+  const auto us = [&](size_t i) { return memoryUs(at[i].second, source->bytes, cold, l3); };
+  const std::string label = "memory:op:index_add:rows";
+  size_t hi = 0;
+  while (hi < at.size() && at[hi].first < slice) ++hi;
+  if (hi == 0) return OpEstimate{us(0), label, false};
+  if (hi == at.size()) return OpEstimate{us(at.size() - 1), label, false};
+  const double f = std::log(slice / at[hi - 1].first) / std::log(at[hi].first / at[hi - 1].first);
+  return OpEstimate{std::exp((1 - f) * std::log(us(hi - 1)) + f * std::log(us(hi))), label, false};
 }
 
 double OpModel::inputsFromAfarUs(const OpShapes& sh, double op_us, double cold, double l3) const {

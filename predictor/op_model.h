@@ -105,6 +105,10 @@ class OpModel {
   // profile without them.
   std::optional<OpEstimate> softmaxRowsEstimate(const std::string& name, const std::string& curve,
                                                 const OpShapes& shapes, double cold, double l3) const;
+  // index_add_ / scatter_add_ from their curves (hw_profile.h,
+  // kIndexAddRows); nullopt for other ops or a profile without them.
+  std::optional<OpEstimate> indexSumEstimate(const std::string& name, const OpShapes& shapes,
+                                             double cold, double l3) const;
   // 2-D pooling from its "pool:" curves; nullopt for other ops or a
   // profile without them.
   std::optional<OpEstimate> poolEstimate(const std::string& name, const OpShapes& shapes) const;

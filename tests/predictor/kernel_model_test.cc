@@ -151,6 +151,41 @@ TEST(ElementClasses, AnIndexThatPicksElementsReadsTheIndexCurves) {
   EXPECT_EQ(model.estimate(t, t.nodes[4]).family, "memory:copy");
 }
 
+// Sums by index: a GNN's index_add_ of 800 rows of 64 floats reads the
+// rows:16 and rows:256 curves at the source's 200 KiB and takes the
+// log-linear point between them at 64 (halfway in log: the geometric mean
+// of 40 and 10 us); a 1-D index_add_ reads rows:1 and a scatter_add_ its
+// own curve at three times the source's bytes. Without the curves both
+// stay on the in-place curve. Fault caught: index_add_ priced as an
+// in-place add of its bytes (wild_gnn's replayed at 25x that).
+TEST(ElementClasses, SumsByIndexReadTheirCurvesBySliceLength) {
+  HwProfile hw = reductionProfile();
+  hw.bandwidth["inplace"] = {{1000, 1}, {kMiB, 4}};
+  TraceBuilder b;
+  const auto table = b.tensor({100, 64}), idx = b.tensor({800}, DType::kInt64), src = b.tensor({800, 64});
+  b.op("aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
+       {table, trace::makeInt(b.trace(), 0), idx, src, trace::makeInt(b.trace(), 1)}, {table});
+  const auto flat = b.tensor({100}), fsrc = b.tensor({800});
+  b.op("aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
+       {flat, trace::makeInt(b.trace(), 0), idx, fsrc, trace::makeInt(b.trace(), 1)}, {flat});
+  b.op("aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+       {flat, trace::makeInt(b.trace(), 0), idx, fsrc}, {flat});
+  const trace::Trace t = b.finish();
+  EXPECT_EQ(OpModel(hw, "uniform").estimate(t, t.nodes[2]).family, "memory:inplace");
+  EXPECT_EQ(OpModel(hw, "uniform").estimate(t, t.nodes[4]).family, "memory:inplace");
+  const double bytes = 4.0 * 800 * 64;
+  hw.bandwidth[rowsCurve("op:index_add", 16)] = {{1000, 1}, {bytes, 40}};
+  hw.bandwidth[rowsCurve("op:index_add", 256)] = {{1000, 1}, {bytes, 10}};
+  hw.bandwidth[rowsCurve("op:index_add", 1)] = {{1000, 1}, {4.0 * 800, 3}};
+  hw.bandwidth["op:scatter_add"] = {{1000, 1}, {3 * 4.0 * 800, 7}};
+  const OpModel model(hw, "uniform");
+  EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, 20, 1e-6);
+  EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:op:index_add:rows");
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 3, 1e-6);
+  EXPECT_NEAR(model.estimate(t, t.nodes[4]).us, 7, 1e-6);
+  EXPECT_EQ(model.estimate(t, t.nodes[4]).family, "memory:op:scatter_add");
+}
+
 // An in-place special function reads its out-of-place curve (silu_ on
 // silu's: 65536 floats read and written, 512 KiB, 40 us), and silu's
 // gradient silu's curve over its three tensors (768 KiB: log-log between
