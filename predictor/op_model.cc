@@ -435,14 +435,7 @@ std::optional<OpEstimate> OpModel::indexSumEstimate(const std::string& name, con
   }
   if (at.empty() || index->numel <= 0) return std::nullopt;
   const double slice = std::max(1.0, source->numel / index->numel);
-  const auto us = [&](size_t i) { return memoryUs(at[i].second, source->bytes, cold, l3); };
-  const std::string label = "memory:op:index_add:rows";
-  size_t hi = 0;
-  while (hi < at.size() && at[hi].first < slice) ++hi;
-  if (hi == 0) return OpEstimate{us(0), label, false};
-  if (hi == at.size()) return OpEstimate{us(at.size() - 1), label, false};
-  const double f = std::log(slice / at[hi - 1].first) / std::log(at[hi].first / at[hi - 1].first);
-  return OpEstimate{std::exp((1 - f) * std::log(us(hi - 1)) + f * std::log(us(hi))), label, false};
+  return OpEstimate{lengthCurvesUs(at, slice, source->bytes, cold, l3), "memory:op:index_add:rows", false};
 }
 
 double OpModel::inputsFromAfarUs(const OpShapes& sh, double op_us, double cold, double l3) const {

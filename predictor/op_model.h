@@ -34,6 +34,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model/trace.h"
@@ -105,6 +106,10 @@ class OpModel {
   // profile without them.
   std::optional<OpEstimate> softmaxRowsEstimate(const std::string& name, const std::string& curve,
                                                 const OpShapes& shapes, double cold, double l3) const;
+  // At `bytes`, log-linear in log `length` between the two curves of `at`
+  // (length, curve; sorted, not empty) nearest it, clamped beyond them.
+  double lengthCurvesUs(const std::vector<std::pair<double, std::string>>& at, double length,
+                        double bytes, double cold, double l3) const;
   // index_add_ / scatter_add_ from their curves (hw_profile.h,
   // kIndexAddRows); nullopt for other ops or a profile without them.
   std::optional<OpEstimate> indexSumEstimate(const std::string& name, const OpShapes& shapes,

@@ -359,14 +359,18 @@ std::optional<OpEstimate> OpModel::softmaxRowsEstimate(const std::string& name,
   std::sort(at.begin(), at.end());
   const double row = static_cast<double>(row_len);
   const double bytes = sh.bytes();
+  return OpEstimate{lengthCurvesUs(at, row, bytes, cold, l3), "memory:" + curve + ":rows", false};
+}
+
+double OpModel::lengthCurvesUs(const std::vector<std::pair<double, std::string>>& at, double length,
+                               double bytes, double cold, double l3) const {
   const auto us = [&](size_t i) { return memoryUs(at[i].second, bytes, cold, l3); };
-  const std::string label = "memory:" + curve + ":rows";
   size_t hi = 0;
-  while (hi < at.size() && at[hi].first < row) ++hi;
-  if (hi == 0) return OpEstimate{us(0), label, false};
-  if (hi == at.size()) return OpEstimate{us(at.size() - 1), label, false};
-  const double f = std::log(row / at[hi - 1].first) / std::log(at[hi].first / at[hi - 1].first);
-  return OpEstimate{std::exp((1 - f) * std::log(us(hi - 1)) + f * std::log(us(hi))), label, false};
+  while (hi < at.size() && at[hi].first < length) ++hi;
+  if (hi == 0) return us(0);
+  if (hi == at.size()) return us(at.size() - 1);
+  const double f = std::log(length / at[hi - 1].first) / std::log(at[hi].first / at[hi - 1].first);
+  return std::exp((1 - f) * std::log(us(hi - 1)) + f * std::log(us(hi)));
 }
 
 }  // namespace etb::predict
