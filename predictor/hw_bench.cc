@@ -90,6 +90,21 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
       }
       if (o.progress) o.progress("gemm " + name + ": " + std::to_string(hw.gemm.size() - before) + " shapes");
     }
+    // B as nn.Linear's forward passes it: W.t() of a contiguous [n, k] W
+    // (HwProfile::gemm_nt). float32 on a CPU only: the reduced types run on
+    // oneDNN, and a GPU's BLAS takes either layout in its kernels.
+    if (dtype == at::kFloat && !onGpu(o)) {
+      for (int64_t m : grid) {
+        for (int64_t n : grid) {
+          for (int64_t k : grid) {
+            if (static_cast<double>(m) * n * k > cap) continue;
+            const at::Tensor a = operand({m, k}), w = operand({n, k});
+            hw.gemm_nt.push_back({1, m, n, k, timeOp("aten::mm", "", {a, w.t()}, o), name});
+          }
+        }
+      }
+      if (o.progress) o.progress("gemm float32, B transposed: " + std::to_string(hw.gemm_nt.size()) + " shapes");
+    }
     // Batched GEMMs from attention heads (few, wide) to pairwise
     // interactions (hundreds of tiny ones, as DLRM's).
     for (int64_t bt : {4, 32, 256}) {
@@ -251,6 +266,9 @@ void keepFaster(HwProfile& kept, const HwProfile& again) {
   auto faster = [](double& k, double now) { k = std::min(k, now); };
   for (size_t i = 0; i < kept.gemm.size() && i < again.gemm.size(); ++i) {
     faster(kept.gemm[i].us, again.gemm[i].us);
+  }
+  for (size_t i = 0; i < kept.gemm_nt.size() && i < again.gemm_nt.size(); ++i) {
+    faster(kept.gemm_nt[i].us, again.gemm_nt[i].us);
   }
   for (size_t i = 0; i < kept.bmm.size() && i < again.bmm.size(); ++i) {
     faster(kept.bmm[i].us, again.bmm[i].us);

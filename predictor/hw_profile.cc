@@ -395,6 +395,7 @@ std::string profileToJson(const HwProfile& hw) {
                                       {"points", pts}};
   }
   j["gemm"] = gemmJson(hw.gemm);
+  if (!hw.gemm_nt.empty()) j["gemm_nt"] = gemmJson(hw.gemm_nt);
   j["bmm"] = gemmJson(hw.bmm);
   j["conv"] = convJson(hw.conv);
   json bw = json::object();
@@ -537,6 +538,7 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     }
   }
   hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");
+  if (j.contains("gemm_nt")) hw.gemm_nt = gemmFrom(j["gemm_nt"], path, "gemm_nt");
   hw.bmm = gemmFrom(member(j, "bmm", path), path, "bmm");
   hw.conv = convFrom(member(j, "conv", path), path);
   for (const auto& [kind, a] : member(j, "bandwidth", path).items()) {

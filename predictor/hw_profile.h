@@ -293,6 +293,12 @@ struct HwProfile {
   // (predictor.cc). Empty in CPU profiles, whose curves hold both.
   std::map<std::string, double> launch_us;
   std::vector<GemmPoint> gemm;
+  // The same float32 grid with B transposed (a [m, k] times the view
+  // W.t() of a [n, k] W): nn.Linear's forward. OpenBLAS packs such a B
+  // otherwise, and at small m that costs more than the product (a 16 x 64
+  // x 512 one took 20 us against 8 with B contiguous). Empty in older
+  // profiles: such GEMMs then take the plain grid's rates.
+  std::vector<GemmPoint> gemm_nt;
   std::vector<GemmPoint> bmm;
   std::vector<ConvPoint> conv;
   // Memory-bound curves by kernel class: "elementwise" (2 reads, 1 write),

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/pytorch_et/op_schema.h"
 
@@ -246,6 +247,62 @@ std::vector<uint32_t> channelsLastInputs(const trace::Trace& t) {
     // run's leaves were, which a trace without strides does not give its
     // replay.
     bits[i] = layouts.node(n, /*update=*/!nested[i]);
+  }
+  return bits;
+}
+
+std::vector<uint32_t> transposedInputs(const trace::Trace& t) {
+  std::vector<uint32_t> bits(t.nodes.size(), 0);
+  std::unordered_set<uint64_t> flipped;  // tensor ids stored column by column
+  const auto matrix = [&](const trace::TensorRef& r) {
+    const std::vector<int64_t>& shape = t.list(r.shape);
+    return shape.size() == 2 && shape[0] > 1 && shape[1] > 1;
+  };
+  const auto columnMajor = [&](const trace::TensorRef& r) {
+    if (!matrix(r)) return false;
+    if (r.has_strides) {
+      const std::vector<int64_t>& st = t.list(r.strides);
+      return st.size() == 2 && st[0] < st[1];
+    }
+    return flipped.count(r.tensor_id) > 0;
+  };
+  static const std::set<std::string_view> kKeep = {
+      "aten::detach", "aten::alias", "aten::slice", "aten::narrow", "aten::expand",
+      "aten::resolve_conj", "aten::resolve_neg", "aten::lift_fresh"};
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const trace::Node& n = t.nodes[i];
+    if (n.kind != trace::NodeKind::kOperator) continue;
+    const trace::TensorRef* self = nullptr;
+    std::unordered_set<uint64_t> in_ids;
+    for (size_t a = 0; a < n.inputs.size(); ++a) {
+      if (n.inputs[a].kind != trace::ValueKind::kTensor) continue;
+      const trace::TensorRef& r = t.tensors[n.inputs[a].tensor];
+      if (a == 0) self = &r;
+      in_ids.insert(r.tensor_id);
+      if (a < 32 && columnMajor(r)) bits[i] |= 1u << a;
+    }
+    const std::string_view name = t.name(n);
+    bool flips = false;
+    if (self && matrix(*self)) {
+      const std::vector<int64_t> d1 = n.inputs.size() > 1 ? intsOf(n.inputs[1]) : std::vector<int64_t>{};
+      const std::vector<int64_t> d2 = n.inputs.size() > 2 ? intsOf(n.inputs[2]) : std::vector<int64_t>{};
+      flips = name == "aten::t" || name == "aten::t_" || name == "aten::numpy_T" ||
+              ((name == "aten::transpose" || name == "aten::transpose_" || name == "aten::swapaxes") &&
+               d1.size() == 1 && d2.size() == 1 && ((d1[0] + 2) % 2) != ((d2[0] + 2) % 2)) ||
+              (name == "aten::permute" && d1.size() == 2 && (d1[0] == 1 || d1[0] == -1));
+    }
+    const bool self_flipped = self && columnMajor(*self);
+    for (const trace::Value& v : n.outputs) {
+      if (v.kind != trace::ValueKind::kTensor) continue;
+      const trace::TensorRef& r = t.tensors[v.tensor];
+      if (r.tensor_id == 0 || r.has_strides) continue;
+      // An in-place op (add_) writes the tensor it was given: its layout
+      // stays (t_ flips it).
+      if (in_ids.count(r.tensor_id) > 0 && !flips) continue;
+      const bool column = flips ? !self_flipped : kKeep.count(name) > 0 && self_flipped && matrix(r);
+      if (column) flipped.insert(r.tensor_id);
+      else flipped.erase(r.tensor_id);
+    }
   }
   return bits;
 }

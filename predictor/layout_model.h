@@ -33,6 +33,18 @@ namespace etb::predict {
 // argument a (a < 32) is a channels-last 4-D tensor as the node runs.
 std::vector<uint32_t> channelsLastInputs(const trace::Trace& trace);
 
+// For every node: bit a set when input argument a (a < 32) is a 2-D
+// tensor stored column by column (its first dim the inner one), as
+// W.t() of a [n, k] weight is when mm / addmm take it: a BLAS packs such a
+// B otherwise (HwProfile::gemm_nt). From recorded strides, else carried
+// from the ops that made it: t, a transpose of its two dims and
+// permute([1, 0]) flip it; detach, alias, slice, narrow, expand and the
+// resolve_ ops keep it; other ops' outputs are contiguous, and so are
+// tensors first seen as inputs. Unlike the channels-last pass, calls
+// inside another op count: lstm's own t() of its weights is what its own
+// addmm calls take in a replay too.
+std::vector<uint32_t> transposedInputs(const trace::Trace& trace);
+
 // Strides of a [N, C, H, W] tensor in NHWC order, and not also contiguous
 // ones (a single channel or a 1x1 map is both, and ATen takes it as
 // contiguous).

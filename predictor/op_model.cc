@@ -167,6 +167,9 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
   for (const GemmPoint& g : hw.gemm) {
     gemm_[g.dtype].push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
   }
+  for (const GemmPoint& g : hw.gemm_nt) {
+    if (g.dtype == "float32") gemm_nt_.push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
+  }
   for (const GemmPoint& g : hw.bmm) {
     bmm_[g.dtype].push_back({{lg(g.b), lg(g.m), lg(g.n), lg(g.k)},
                              logRate(2.0 * g.b * g.m * g.n * g.k, g.us)});
@@ -226,12 +229,13 @@ void OpModel::fitForeach() {
 }
 
 OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, double cold,
-                             double l3, uint32_t channels_last) const {
+                             double l3, uint32_t channels_last, uint32_t transposed) const {
   std::string name = opKind(t, node);
   if (name.rfind("aten::", 0) == 0) name = name.substr(6);
   OpShapes sh = opShapes(t, node);
   for (TensorFacts& f : sh.in) {
     if (f.arg < 32 && (channels_last >> f.arg & 1u)) f.channels_last = true;
+    if (f.arg < 32 && (transposed >> f.arg & 1u)) f.transposed = true;
   }
   if (kGemm.count(name)) {
     const GemmDims d = gemmDims(name, sh);
@@ -239,8 +243,9 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
       const trace::DType dtype = sh.computeDType();
       std::string typed;
       const double us = d.b > 1 && !bmm_.empty() ? bmmUs(d, dtype, &typed)
-                                                 : gemmUs(d.b * d.m, d.n, d.k, dtype, &typed);
-      return {us, "gemm" + typed, false};
+                                                 : gemmUs(d.b * d.m, d.n, d.k, dtype, &typed, d.b_transposed);
+      const bool nt = d.b_transposed && d.b == 1 && typed.empty() && !gemm_nt_.empty();
+      return {us, (nt ? "gemm_nt" : "gemm") + typed, false};
     }
   }
   if (auto attention = attentionEstimate(name, sh)) return *attention;
@@ -490,9 +495,13 @@ const Points* pointsOf(const std::map<std::string, Points>& by_type, trace::DTyp
 }
 }  // namespace
 
-double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, std::string* typed) const {
+double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, std::string* typed,
+                       bool b_transposed) const {
   const double flops = 2 * m * n * k;
-  const auto* points = pointsOf(gemm_, dtype, typed);
+  std::string type;
+  const auto* points = pointsOf(gemm_, dtype, &type);
+  if (typed) *typed = type;
+  if (b_transposed && !gemm_nt_.empty() && type.empty()) points = &gemm_nt_;
   if (points == nullptr || flops <= 0) return hw_.dispatch_us;
   return std::max(flops / std::exp(knnValue(*points, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
 }

@@ -66,9 +66,10 @@ class OpModel {
   // time for it.
   // `channels_last`: bit a set when input argument a is a channels-last
   // 4-D tensor (layout_model.h: from recorded strides, or carried through a
-  // trace without them).
+  // trace without them). `transposed`: bit a set when input argument a is a
+  // 2-D tensor stored column by column (layout_model.h's transposedInputs).
   OpEstimate estimate(const trace::Trace& trace, const trace::Node& node, double cold = 0,
-                      double l3 = 0, uint32_t channels_last = 0) const;
+                      double l3 = 0, uint32_t channels_last = 0, uint32_t transposed = 0) const;
 
   // Time of one collective moving `algo_bytes` (nccl-tests size) on a group
   // of `group_size` ranks: the measured curve of that type, from the
@@ -83,9 +84,10 @@ class OpModel {
   void buildCurves();
   // In `dtype`'s points where the profile measured that type, else in
   // float32's; `typed` (optional): ":<type>" when a reduced-precision
-  // type's were read, else empty.
+  // type's were read, else empty. `b_transposed`: float32 B passed as W.t()
+  // reads the gemm_nt points where the profile has them.
   double gemmUs(double m, double n, double k, trace::DType dtype = trace::DType::kFloat,
-                std::string* typed = nullptr) const;
+                std::string* typed = nullptr, bool b_transposed = false) const;
   double bmmUs(const GemmDims& d, trace::DType dtype = trace::DType::kFloat,
                std::string* typed = nullptr) const;
   // `family` (optional): "conv", with ":channels_last" when the
@@ -139,6 +141,7 @@ class OpModel {
   std::string dist_, comm_;
   // GEMM and batched GEMM rates by element type (trace::dtypeName).
   std::map<std::string, std::vector<KnnPoint<3>>> gemm_;
+  std::vector<KnnPoint<3>> gemm_nt_;  // float32, B transposed (HwProfile::gemm_nt)
   // Convolutions in (batch, output pixels, n, k, stride): a small feature
   // map or a strided window runs at another rate than a large, dense one of
   // the same implicit-GEMM shape.

@@ -103,6 +103,8 @@ GemmDims gemmDims(const std::string& op, const OpShapes& s) {
   } else if (rx >= 2) {  // [..., M, K] @ [K, N]: batch folds into M
     d = {true, 1, product(x, 0, rx - 1), static_cast<double>(w.back()), static_cast<double>(x[rx - 1])};
   }
+  if (op == "linear") d.b_transposed = !b->transposed;  // W.t(), unless W is itself one
+  else if (w.size() == 2 && d.b == 1) d.b_transposed = b->transposed;
   return d;
 }
 

@@ -24,6 +24,9 @@ struct TensorFacts {
   // A 4-D tensor in NHWC order: set by OpModel::estimate from the layouts
   // layout_model.h reads (recorded strides) or carries through the trace.
   bool channels_last = false;
+  // A 2-D tensor stored column by column (W.t()): set by OpModel::estimate
+  // from layout_model.h's transposedInputs.
+  bool transposed = false;
 };
 
 struct OpShapes {
@@ -49,6 +52,9 @@ OpShapes opShapes(const trace::Trace& trace, const trace::Node& node);
 struct GemmDims {
   bool valid = false;
   double b = 1, m = 0, n = 0, k = 0;
+  // B reaches the BLAS transposed: linear's [N, K] weight, or a 2-D B
+  // stored column by column (TensorFacts::transposed).
+  bool b_transposed = false;
 };
 // (b, m, n, k) of mm/addmm/bmm/baddbmm/matmul/linear/mv from the operands.
 GemmDims gemmDims(const std::string& op, const OpShapes& shapes);

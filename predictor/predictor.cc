@@ -40,14 +40,15 @@ bool resolvable(const trace::Trace& t, const trace::Node& node) {
 class Coster {
  public:
   Coster(const trace::Trace& t, const OpModel& m, const HwProfile& hw)
-      : t_(t), m_(m), hw_(hw), children_(t.children()), channels_last_(channelsLastInputs(t)) {}
+      : t_(t), m_(m), hw_(hw), children_(t.children()), channels_last_(channelsLastInputs(t)),
+        transposed_(transposedInputs(t)) {}
   const std::vector<std::vector<uint32_t>>& children() const { return children_; }
 
   // `cold`, `l3`: the shares of the op's inputs that come from DRAM and
   // from the LLC (its children are taken to share them).
   OpEstimate cost(uint32_t index, double cold, double l3) const {
     const trace::Node& n = t_.nodes[index];
-    OpEstimate e = m_.estimate(t_, n, cold, l3, channels_last_[index]);
+    OpEstimate e = m_.estimate(t_, n, cold, l3, channels_last_[index], transposed_[index]);
     if (!e.fallback) return e;
     double sum = 0;
     bool work = false;
@@ -172,6 +173,7 @@ class Coster {
   const HwProfile& hw_;
   std::vector<std::vector<uint32_t>> children_;
   std::vector<uint32_t> channels_last_;  // per node (layout_model.h)
+  std::vector<uint32_t> transposed_;     // per node (layout_model.h)
 };
 
 // The recorded gaps between consecutive top-level ops (the original's

@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "predictor/hw_bench.h"
 #include "predictor/interp.h"
+#include "predictor/layout_model.h"
 #include "predictor/op_model.h"
 #include "tests/predictor/profile_test_util.h"
 #include "tests/replayer/trace_builder.h"
@@ -91,6 +92,61 @@ TEST(OpModel, GemmAtAMeasuredShapePredictsTheMeasuredTime) {
     EXPECT_EQ(e.family, "gemm");
     EXPECT_NEAR(e.us, 40.0, 1e-6) << t.str(t.nodes[i].name);
   }
+}
+
+// A B passed transposed (linear's weight; mm's mat2 made by t()) reads the
+// profile's gemm_nt points, where it has them; A transposed, or B made
+// contiguous again by a second t(), reads the plain grid. Expected: the
+// hand profile's points (40 us plain, 100 us with B transposed). Catches
+// linear's weight taken as contiguous, the layout bit read from the wrong
+// argument (addmm's mat2 is argument 2), and a profile without the points
+// priced at zero or refused.
+TEST(OpModel, AGemmWhoseBIsTransposedReadsTheTransposedGrid) {
+  HwProfile hw = handProfile();
+  hw.gemm_nt = {{1, 64, 32, 128, 100.0}, {1, 256, 256, 256, 1000.0}, {1, 16, 16, 16, 3.0},
+                {1, 1024, 64, 512, 3500.0}};
+  const OpModel model(hw, "uniform");
+  TraceBuilder b;
+  trace::Trace& tr = b.trace();
+  const char* kT = "aten::t(Tensor(a) self) -> Tensor(a)";
+  const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+  const auto a = b.tensor({64, 128}), w = b.tensor({32, 128}), wt = b.tensor({128, 32});
+  const auto wtt = b.tensor({32, 128}), bias = b.tensor({32});
+  b.op(kT, {w}, {wt});                                   // node 2
+  b.op(kMm, {a, wt}, {b.tensor({64, 32})});              // 3: B transposed
+  b.op("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+       {bias, a, wt}, {b.tensor({64, 32})});             // 4: mat2 is argument 2
+  b.op(kT, {wt}, {wtt});                                 // 5: back to row-major
+  const auto at = b.tensor({128, 64}), att = b.tensor({64, 128});
+  b.op(kT, {at}, {att});                                 // 6
+  b.op(kMm, {att, b.tensor({128, 32})}, {b.tensor({64, 32})});  // 7: A transposed only
+  const auto x = b.tensor({4, 16, 128});
+  b.op("aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+       {x, w, trace::makeNone(tr)}, {b.tensor({4, 16, 32})});  // 8
+  b.op(kT, {wtt}, {b.tensor({128, 32})});                // 9: reads a plain wtt
+  for (trace::TensorRef& r : tr.tensors) r.has_strides = false;
+  const trace::Trace t = b.finish();
+  const std::vector<uint32_t> bits = transposedInputs(t);
+  const auto cost = [&](size_t i) { return model.estimate(t, t.nodes[i], 0, 0, 0, bits[i]); };
+  EXPECT_EQ(bits[3], 1u << 1);
+  EXPECT_EQ(bits[4], 1u << 2);
+  EXPECT_EQ(bits[7], 1u << 0);
+  EXPECT_EQ(bits[9], 0u);
+  EXPECT_NEAR(cost(3).us, 100.0, 1e-6);
+  EXPECT_EQ(cost(3).family, "gemm_nt");
+  EXPECT_NEAR(cost(4).us, 100.0, 1e-6);
+  EXPECT_NEAR(cost(7).us, 40.0, 1e-6);
+  EXPECT_EQ(cost(7).family, "gemm");
+  EXPECT_NEAR(cost(8).us, 100.0, 1e-6);
+  // An older profile: every GEMM on the plain grid.
+  const OpModel plain(handProfile(), "uniform");
+  EXPECT_NEAR(plain.estimate(t, t.nodes[8], 0, 0, 0, bits[8]).us, 40.0, 1e-6);
+  EXPECT_EQ(plain.estimate(t, t.nodes[3], 0, 0, 0, bits[3]).family, "gemm");
+  // The points survive the profile's JSON; an older profile has none.
+  const HwProfile back = profileFromJson(profileToJson(hw), "hw.json");
+  ASSERT_EQ(back.gemm_nt.size(), hw.gemm_nt.size());
+  EXPECT_EQ(back.gemm_nt[0].us, 100.0);
+  EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "hw.json").gemm_nt.empty());
 }
 
 // A GEMM is costed at the rates of the type it computes in: its output's

@@ -47,6 +47,9 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
 PY
   [ "$(json "$HW" "len(d['gemm']) > 0 and len(d['conv']) > 0 and len(d['embedding_bag']) > 0")" = True ] \
     || fail "profile lacks GEMM, conv or embedding points"
+  # B transposed (nn.Linear's forward) over the same float32 shapes as the plain grid.
+  [ "$(json "$HW" "sorted((g['m'], g['n'], g['k']) for g in d.get('gemm_nt', [])) == sorted((g['m'], g['n'], g['k']) for g in d['gemm'] if g.get('dtype', 'float32') == 'float32')")" = True ] \
+    || fail "profile's gemm_nt does not cover the float32 GEMM grid"
   # The load it was measured under: at least what /proc/loadavg says now
   # (the profile keeps the higher of its start and end readings; the
   # 1-minute average drifts a little in the seconds since).
