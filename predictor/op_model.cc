@@ -184,6 +184,7 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
       for (LeastConv* least : {&set.least, &set.class_least[convClass(s)]}) {
         if (least->flops == 0 || s.flops() < least->flops) *least = {c, s.flops()};
       }
+      set.class_points[convClass(s)].push_back({c, s.flops()});
     }
   }
   const auto& planes = hw.batchnorm_backward_planes;
@@ -540,6 +541,19 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
     for (const LeastConv* least : {&set.least, &set.class_least[convClass(c)]}) {
       if (least->flops > 0 && c.flops() < least->flops) floor = std::max(floor, least->point.*set.times[d]);
     }
+    // Nor less than the fastest of its class with as many FLOPs or more:
+    // below some size a call's time is its fixed cost, and the rates of
+    // larger neighbours put it far under (a depthwise 3x3 on 2 x 48 x 4 x 4
+    // took 29 us hot, as its class's points from 14 to 295 kFLOP did, and
+    // the rate read 12.6).
+    // A transposed convolution's weight is laid out otherwise (its class
+    // and FLOPs read from it are not the forward grid's): none.
+    double larger = 0;
+    for (const LeastConv& p : set.class_points[convClass(c)]) {
+      const double us = p.point.*set.times[d];
+      if (!c.transposed && p.flops >= c.flops() && us > 0 && (larger == 0 || us < larger)) larger = us;
+    }
+    floor = std::max(floor, larger);
     return std::max(c.flops() / std::exp(knnValue(set.rates[d], x)), floor);
   };
   if (!backward) return std::max(at(0), hw_.dispatch_us);

@@ -164,12 +164,15 @@ class OpModel {
     std::array<std::vector<KnnPoint<6>>, 3> rates;
     LeastConv least;
     std::array<LeastConv, 3> class_least{};
+    // Every point of each class: a conv costs at least the fastest of its
+    // class with as many FLOPs or more (OpModel::convUs).
+    std::array<std::vector<LeastConv>, 3> class_points{};
   };
   using ConvSets = std::array<ConvRates, 2>;
   static ConvSets emptyConvSets() {
-    return {ConvRates{{&ConvPoint::fwd_us, &ConvPoint::bwd_input_us, &ConvPoint::bwd_weight_us}, {}, {}, {}},
+    return {ConvRates{{&ConvPoint::fwd_us, &ConvPoint::bwd_input_us, &ConvPoint::bwd_weight_us}, {}, {}, {}, {}},
             ConvRates{{&ConvPoint::fwd_cl_us, &ConvPoint::bwd_input_cl_us, &ConvPoint::bwd_weight_cl_us},
-                      {}, {}, {}}};
+                      {}, {}, {}, {}}};
   }
   // By element type (trace::dtypeName), as the GEMM rates.
   std::map<std::string, ConvSets> conv_;

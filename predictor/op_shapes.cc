@@ -176,6 +176,9 @@ ConvShape convShapeOf(const OpShapes& s, bool backward) {
       !s.args[at]->items.empty() && s.args[at]->items[0].kind == trace::ValueKind::kInt) {
     c.stride = static_cast<double>(std::max<int64_t>(s.args[at]->items[0].i, 1));
   }
+  // transposed: input 6 of convolution / _convolution, input 7 of convolution_backward
+  const size_t tr = backward ? 7 : 6;
+  c.transposed = s.args.size() > tr && s.args[tr]->kind == trace::ValueKind::kBool && s.args[tr]->b;
   return c;
 }
 

@@ -70,6 +70,10 @@ struct ConvShape {
   // dense one's rate at the same FLOPs (k is then kh x kw per group).
   double groups = 1;
   double window = 1;  // kh x kw
+  // A transposed convolution (the transposed flag of convolution /
+  // convolution_backward): its weight is [in, out / groups, kh, kw], and the
+  // forward grid's classes and fixed costs do not describe its kernels.
+  bool transposed = false;
   double flops() const { return 2 * m * n * k; }
 };
 // A reduction as [outer, reduced, inner] over its input's contiguous

@@ -638,6 +638,23 @@ TEST(OpModel, TheConvFloorIsTheLeastMeasuredOfItsKernelPath) {
   EXPECT_NEAR(model.estimate(grouped, grouped.nodes[2]).us, 30.0, 1e-9);
 }
 
+// Nor does a conv cost less than the fastest of its kernel path with as
+// many FLOPs or more: depthwise 3x3s of 74 kFLOP and 9.4 MFLOP both took
+// about 30-40 us (a call's fixed cost), and one of 442 kFLOP between them
+// read a rate from its neighbours that put it under either. Expected: the
+// larger point's 40 us (the rate alone reads 31.7 here). Catches
+// the floor left out, or taken from points with fewer FLOPs (30) or from
+// another class (the dense point's 4000).
+TEST(OpModel, AConvCostsAtLeastTheFastestOfItsPathWithAsManyFlops) {
+  HwProfile hw = handProfile();
+  hw.conv = {{2, 32, 8, 8, 32, 3, 3, 1, 32, 30.0, 28.0, 29.0},
+             {8, 64, 32, 32, 64, 3, 3, 1, 64, 40.0, 45.0, 50.0},
+             {8, 64, 32, 32, 64, 3, 3, 1, 1, 4000.0, 4000.0, 4000.0}};
+  const OpModel model(hw, "uniform");
+  const trace::Trace mid = conv2dTrace({2, 48, 16, 16}, {48, 1, 3, 3}, {2, 48, 16, 16}, 1, 48);
+  EXPECT_NEAR(model.estimate(mid, mid.nodes[2]).us, 40.0, 1e-9);
+}
+
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
   const HwProfile hw = handProfile();
   const OpModel model(hw, "uniform");
