@@ -80,30 +80,25 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
     std::vector<int64_t> grid = dims;
     if (o.quick && dtype != at::kFloat && !onGpu(o)) grid.pop_back();
     const size_t before = hw.gemm.size();
+    // And B as nn.Linear's forward passes it: W.t() of a contiguous [n, k] W
+    // (HwProfile::gemm_nt). float32 on a CPU only: the reduced types run on
+    // oneDNN, and a GPU's BLAS takes either layout in its kernels.
+    const bool transposed_too = dtype == at::kFloat && !onGpu(o);
     for (int64_t m : grid) {
       for (int64_t n : grid) {
         for (int64_t k : grid) {
           if (static_cast<double>(m) * n * k > cap) continue;
           const at::Tensor a = operand({m, k}), b = operand({k, n});
           hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o), name});
+          if (!transposed_too) continue;
+          const at::Tensor w = operand({n, k});
+          hw.gemm_nt.push_back({1, m, n, k, timeOp("aten::mm", "", {a, w.t()}, o), name});
         }
       }
       if (o.progress) o.progress("gemm " + name + ": " + std::to_string(hw.gemm.size() - before) + " shapes");
     }
-    // B as nn.Linear's forward passes it: W.t() of a contiguous [n, k] W
-    // (HwProfile::gemm_nt). float32 on a CPU only: the reduced types run on
-    // oneDNN, and a GPU's BLAS takes either layout in its kernels.
-    if (dtype == at::kFloat && !onGpu(o)) {
-      for (int64_t m : grid) {
-        for (int64_t n : grid) {
-          for (int64_t k : grid) {
-            if (static_cast<double>(m) * n * k > cap) continue;
-            const at::Tensor a = operand({m, k}), w = operand({n, k});
-            hw.gemm_nt.push_back({1, m, n, k, timeOp("aten::mm", "", {a, w.t()}, o), name});
-          }
-        }
-      }
-      if (o.progress) o.progress("gemm float32, B transposed: " + std::to_string(hw.gemm_nt.size()) + " shapes");
+    if (transposed_too && o.progress) {
+      o.progress("gemm float32, B transposed: " + std::to_string(hw.gemm_nt.size()) + " shapes");
     }
     // Batched GEMMs from attention heads (few, wide) to pairwise
     // interactions (hundreds of tiny ones, as DLRM's).

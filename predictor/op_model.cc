@@ -243,9 +243,9 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
     if (d.valid) {
       const trace::DType dtype = sh.computeDType();
       std::string typed;
+      bool nt = false;
       const double us = d.b > 1 && !bmm_.empty() ? bmmUs(d, dtype, &typed)
-                                                 : gemmUs(d.b * d.m, d.n, d.k, dtype, &typed, d.b_transposed);
-      const bool nt = d.b_transposed && d.b == 1 && typed.empty() && !gemm_nt_.empty();
+                                                 : gemmUs(d.b * d.m, d.n, d.k, dtype, &typed, d.b_transposed, &nt);
       return {us, (nt ? "gemm_nt" : "gemm") + typed, false};
     }
   }
@@ -497,12 +497,14 @@ const Points* pointsOf(const std::map<std::string, Points>& by_type, trace::DTyp
 }  // namespace
 
 double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, std::string* typed,
-                       bool b_transposed) const {
+                       bool b_transposed, bool* read_nt) const {
   const double flops = 2 * m * n * k;
   std::string type;
   const auto* points = pointsOf(gemm_, dtype, &type);
   if (typed) *typed = type;
-  if (b_transposed && !gemm_nt_.empty() && type.empty()) points = &gemm_nt_;
+  const bool nt = b_transposed && !gemm_nt_.empty() && type.empty();
+  if (read_nt) *read_nt = nt;
+  if (nt) points = &gemm_nt_;
   if (points == nullptr || flops <= 0) return hw_.dispatch_us;
   return std::max(flops / std::exp(knnValue(*points, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
 }
@@ -549,9 +551,11 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
     // A transposed convolution's weight is laid out otherwise (its class
     // and FLOPs read from it are not the forward grid's): none.
     double larger = 0;
-    for (const LeastConv& p : set.class_points[convClass(c)]) {
-      const double us = p.point.*set.times[d];
-      if (!c.transposed && p.flops >= c.flops() && us > 0 && (larger == 0 || us < larger)) larger = us;
+    if (!c.transposed) {
+      for (const LeastConv& p : set.class_points[convClass(c)]) {
+        const double us = p.point.*set.times[d];
+        if (p.flops >= c.flops() && us > 0 && (larger == 0 || us < larger)) larger = us;
+      }
     }
     floor = std::max(floor, larger);
     return std::max(c.flops() / std::exp(knnValue(set.rates[d], x)), floor);

@@ -85,9 +85,10 @@ class OpModel {
   // In `dtype`'s points where the profile measured that type, else in
   // float32's; `typed` (optional): ":<type>" when a reduced-precision
   // type's were read, else empty. `b_transposed`: float32 B passed as W.t()
-  // reads the gemm_nt points where the profile has them.
+  // reads the gemm_nt points where the profile has them; `read_nt`
+  // (optional): whether it did.
   double gemmUs(double m, double n, double k, trace::DType dtype = trace::DType::kFloat,
-                std::string* typed = nullptr, bool b_transposed = false) const;
+                std::string* typed = nullptr, bool b_transposed = false, bool* read_nt = nullptr) const;
   double bmmUs(const GemmDims& d, trace::DType dtype = trace::DType::kFloat,
                std::string* typed = nullptr) const;
   // `family` (optional): "conv", with ":channels_last" when the
