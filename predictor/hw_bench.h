@@ -44,6 +44,8 @@ void measureCollectives(const ProfileOptions& options, replay::Communicator& com
 
 // The identity block for this machine and build.
 HwIdentity thisMachine(const ProfileOptions& options, const replay::Communicator& comm);
+// /proc/cpuinfo's model name, as HwIdentity::cpu_model records it.
+std::string thisCpuModel();
 
 // The 1-minute load average (/proc/loadavg); -1 where it cannot be read.
 double loadAverage();

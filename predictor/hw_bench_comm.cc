@@ -92,7 +92,7 @@ HwIdentity thisMachine(const ProfileOptions& o, const replay::Communicator& comm
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   id.host = host;
-  id.cpu_model = firstLine("/proc/cpuinfo", "model name");
+  id.cpu_model = thisCpuModel();
   id.cores = static_cast<int>(std::thread::hardware_concurrency());
   id.device = o.device;
   id.device_model = replay::deviceModel(o.device);
@@ -108,6 +108,8 @@ HwIdentity thisMachine(const ProfileOptions& o, const replay::Communicator& comm
   id.load_avg = loadAverage();
   return id;
 }
+
+std::string thisCpuModel() { return firstLine("/proc/cpuinfo", "model name"); }
 
 double loadAverage() {
   std::ifstream in("/proc/loadavg");

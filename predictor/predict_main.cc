@@ -16,10 +16,13 @@
 #include "core/tools/tool_main.h"
 #include "core/trace_io.h"
 #include "predictor/heap_model.h"
+#include "predictor/hw_bench.h"
 #include "replayer/heap_match.h"
 #include "replayer/original_metrics.h"
+#include "replayer/threads.h"
 #include "predictor/predict_report.h"
 #include "predictor/predictor.h"
+#include "predictor/timing.h"
 
 namespace {
 using namespace etb;
@@ -35,7 +38,7 @@ int allowedCpus() {
 
 struct Flags {
   std::string trace, hw, kineto, report_json, report_html, write_chakra;
-  std::string faults = "model", original_metrics;
+  std::string faults = "model", original_metrics, speed = "profile";
   bool quiet = false;
   predict::PredictOptions options;
 };
@@ -97,9 +100,36 @@ void writeTimed(std::vector<trace::Trace>& traces, const predict::Prediction& p,
   }
 }
 
+// --speed now: this machine's slowdown at present, by the profile's own
+// guard probe against its fastest. On a shared VM the host's speed moved
+// 1.0-2.2x over minutes (2026-12-02: the probe's median 19 us while
+// profiling, 25-39 us half an hour later, mlp replayed 78 then 117-121 ms),
+// and a prediction at the profile's speed misses by the drift. The probe
+// (GEMMs in L1) slows more than a replay does when a neighbour shares the
+// core: where the replays ran in the profile's state it overshot (GMAE 14.7%
+// against 6.4% at the profile's speed), so it is asked for, not the default.
+double slowdownNow(const predict::HwProfile& hw, const Flags& f) {
+  if (f.options.device != "cpu") {
+    ETB_INPUT_ERROR(SourceLoc{"--speed"}, "now: the probe times this host's CPU; a ",
+                    f.options.device, " prediction's kernels run on the device");
+  }
+  if (hw.speed_guard.probe_us <= 0) {
+    ETB_INPUT_ERROR(SourceLoc{f.hw}, "speed_guard.probe_us: the profile has no guard probe to "
+                                     "compare this machine's speed with (--speed now)");
+  }
+  if (const std::string cpu = predict::thisCpuModel(); cpu != hw.identity.cpu_model) {
+    ETB_INPUT_ERROR(SourceLoc{f.hw}, "identity.cpu_model: profile measured on '",
+                    hw.identity.cpu_model, "', this machine is '", cpu,
+                    "'; --speed now compares the two machines' probes only on the same CPU");
+  }
+  replay::setIntraOpThreads(hw.identity.threads);  // as the guard probed
+  return std::max(1.0, predict::medianProbeUs(1.0) / hw.speed_guard.probe_us);
+}
+
 int predictMain(Flags& f, int argc, char** argv) {
   const predict::HwProfile hw = predict::readProfile(f.hw);
   predict::checkProfileMatches(hw, f.hw, TORCH_VERSION, f.options.device);
+  if (f.speed == "now") f.options.slowdown = slowdownNow(hw, f);
   f.options.profile_path = f.hw;
   if (f.options.cores == 0) f.options.cores = allowedCpus();
   if (f.faults == "original") f.options.original_faults = originalFaults(f);
@@ -152,6 +182,12 @@ int main(int argc, char** argv) {
   app.add_option("--original-metrics", f.original_metrics,
                  "metrics sidecar(s) for --faults original (a %d pattern per rank; default: "
                  "the one beside each trace)");
+  app.add_option("--speed", f.speed,
+                 "host speed the CPU ops are predicted at: profile (its typical speed while "
+                 "measured) or now (this machine's at present, by a second of the profile's "
+                 "guard probe; the same CPU model only)")
+      ->check(CLI::IsMember({"profile", "now"}))
+      ->capture_default_str();
   app.add_option("--report-json", f.report_json, "write the prediction as JSON");
   app.add_option("--report-html", f.report_html, "write a self-contained HTML page");
   app.add_option("--write-chakra", f.write_chakra, "write PREFIX.<rank>.et with predicted durations");

@@ -74,6 +74,8 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
        {{"iter_ms", p.iter_ms},
         {"iter_with_host_ms", p.iter_with_host_ms < 0 ? json(nullptr) : json(p.iter_with_host_ms)},
         {"comm_backend", p.comm_backend},
+        {"speed",
+         {{"from", p.speed_from}, {"slowdown", p.slowdown}, {"profile_slowdown", p.profile_slowdown}}},
         {"share", {{"compute", s.compute}, {"exposed_comm", s.exposed_comm}, {"overhead", s.overhead}}},
         {"kinds", kinds},
         {"ranks", ranks}}},
@@ -120,6 +122,13 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
   if (p.comms_unsized > 0) {
     out << "# " << p.comms_unsized << " collective(s) recorded without sizes, not replayed by "
         << "et_replay: predicted as 0 us\n";
+  }
+  if (p.speed_from == "now") {
+    std::snprintf(line, sizeof(line),
+                  "# host speed: now, %.2fx the profile's fastest probe (typical while it was "
+                  "measured: %.2fx)\n",
+                  p.slowdown, p.profile_slowdown);
+    out << line;
   }
   if (p.faults_from == "original") {
     out << "# page faults: the original's count per step (--faults original), as et_replay "

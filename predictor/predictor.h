@@ -40,6 +40,11 @@ struct PredictOptions {
   // match gives them (heap_model.h, originalFaultBytesPerStep) instead of
   // the heap model's fresh pages; empty: the heap model.
   std::vector<double> original_faults;
+  // The host's speed the CPU ops are predicted at, as the profile's guard
+  // reference probe's slowdown over its fastest (HwProfile::speed_guard):
+  // 0 = the profile's typical slowdown while it was measured; et_predict
+  // --speed now probes this machine's present one (medianProbeUs).
+  double slowdown = 0;
 };
 
 struct OpPrediction {
@@ -91,6 +96,10 @@ struct Prediction {
   uint64_t aten_calls = 0;  // ATen ops that ran while predicting (must be 0)
   double heap_start_bytes = 0;  // PredictOptions::heap_start_bytes, as used
   std::string faults_from = "heap model";  // or "original" (PredictOptions::original_faults)
+  // The slowdown the CPU ops were predicted at, and whose it was: "profile"
+  // (its typical one) or "now" (PredictOptions::slowdown).
+  double slowdown = 1, profile_slowdown = 1;  // the latter: HwProfile::speed_guard's
+  std::string speed_from = "profile";
 };
 
 // Predicts one iteration of `traces` (one per rank, or one for every rank

@@ -224,18 +224,31 @@ std::map<std::string, double> launchHostUs() {
 }
 
 namespace {
+// The guard's reference: four 64x64 mm's, in L1.
+std::function<void()> defaultReference() {
+  const at::Tensor a = at::rand({64, 64}), b = at::rand({64, 64});
+  at::Tensor c = at::empty({64, 64});
+  return [a, b, c]() mutable {
+    for (int i = 0; i < 4; ++i) at::mm_out(c, a, b);
+  };
+}
+
+// One probe: the faster of two rounds (an interrupt is not a spell).
+double bestOfTwoUs(const std::function<void()>& reference) {
+  double best = 0;
+  for (int round = 0; round < 2; ++round) {
+    const double t0 = replay::nowUs();
+    reference();
+    const double us = replay::nowUs() - t0;
+    if (round == 0 || us < best) best = us;
+  }
+  return best;
+}
+
 class SpeedGuard {
  public:
   SpeedGuard(double retry_budget, std::function<void()> reference) : budget_(retry_budget) {
-    if (reference) {
-      reference_ = std::move(reference);
-    } else {
-      const at::Tensor a = at::rand({64, 64}), b = at::rand({64, 64});
-      at::Tensor c = at::empty({64, 64});
-      reference_ = [a, b, c]() mutable {
-        for (int i = 0; i < 4; ++i) at::mm_out(c, a, b);
-      };
-    }
+    reference_ = reference ? std::move(reference) : defaultReference();
     // The fastest probe over a third of a second, probes 5 ms apart: a
     // disturbed spell rarely covers all of it, and later probes lower it.
     const double until = replay::nowUs() + 3e5;
@@ -321,15 +334,8 @@ class SpeedGuard {
   }
 
  private:
-  // The reference, the faster of two rounds (an interrupt is not a spell).
   double probe() {
-    double best = 0;
-    for (int round = 0; round < 2; ++round) {
-      const double t0 = replay::nowUs();
-      reference_();
-      const double us = replay::nowUs() - t0;
-      if (round == 0 || us < best) best = us;
-    }
+    const double best = bestOfTwoUs(reference_);
     if (fastest_ == 0 || best < fastest_) fastest_ = best;
     try_slowest_ = std::max(try_slowest_, best);
     try_sum_ += best;
@@ -356,6 +362,20 @@ SpeedGuardScope::SpeedGuardScope(double retry_budget, std::function<void()> refe
   speedGuard() = std::make_unique<SpeedGuard>(retry_budget, std::move(reference));
 }
 SpeedGuardScope::~SpeedGuardScope() { speedGuard().reset(); }
+
+double medianProbeUs(double seconds) {
+  const std::function<void()> reference = defaultReference();
+  reference();  // the first call finds its code and data out of the caches
+  std::vector<double> probes;
+  const double until = replay::nowUs() + seconds * 1e6;
+  do {
+    probes.push_back(bestOfTwoUs(reference));
+    const double next = replay::nowUs() + 5e3;
+    while (replay::nowUs() < next) {
+    }
+  } while (replay::nowUs() < until);
+  return medianOf(probes);
+}
 
 SpeedGuardStats speedGuardStats() { return speedGuard() ? speedGuard()->stats() : SpeedGuardStats{}; }
 

@@ -122,6 +122,12 @@ std::vector<double> guardedSamples(const std::function<std::vector<double>()>& m
 void speedGuardCheckpoint();
 inline constexpr double kCheckpointCallUs = 1000;
 
+// The guard's default reference probed for `seconds`, probes 5 ms apart
+// (as the guard opens): their median, microseconds. Against a profile's
+// SpeedGuardStats::probe_us, the machine's slowdown now, as `slowdown` was
+// its typical one while profiling. Host timing; no guard needed.
+double medianProbeUs(double seconds);
+
 // The tally over every medianCallUs loop since the last reset: the share of
 // the calls' total time beyond n x median (0 with nothing timed).
 void resetStallTally();

@@ -3,13 +3,16 @@
 # Generalisation of et_predict: one model recorded at several sizes that
 # nothing was tuned on, each replayed and predicted in the same run.
 #   scripts/predict_sizes.sh [BUILD_DIR] [--hw HW.json] [--model transformer] [--rounds N]
-#                            [--out DIR] [--faults model|original] [VARIANT...]
+#                            [--out DIR] [--faults model|original] [--speed profile|now]
+#                            [VARIANT...]
 # A VARIANT is NAME:KEY=VALUE,KEY=VALUE (record.py --size overrides); the
 # defaults are four transformer sizes. Recordings go to --out (default a
 # temporary folder; an existing NAME/ there is reused). Prints replay and
 # predicted medians, the error of each, whether the predicted times rank the
 # variants as the replays do, and exits 1 when a variant is off by more than
 # 15% or the order differs. ETB_CORE=N pins the timing to core N.
+# --speed profile|now: the host speed et_predict predicts at (default profile,
+# as in predict_validate.sh; now: the present one, probed after each replay).
 # --faults original (as in predict_validate.sh) replays each variant with
 # --heap match and predicts with --faults original, both from the page faults
 # of a plain run of the variant (record.py --metrics-only): the op models'
@@ -17,7 +20,7 @@
 # differs from run to run (benchmarks/RESULTS.md, "heap model against glibc").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build-test; HW=""; MODEL=transformer; ROUNDS=3; OUT=""; VARIANTS=(); FAULTS=model
+BUILD=build-test; HW=""; MODEL=transformer; ROUNDS=3; OUT=""; VARIANTS=(); FAULTS=model; SPEED=profile
 while (($#)); do
   case "$1" in
     --hw) HW=$2; shift ;;
@@ -25,6 +28,7 @@ while (($#)); do
     --rounds) ROUNDS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --faults) FAULTS=$2; shift ;;
+    --speed) SPEED=$2; shift ;;
     -*) echo "unknown flag $1" >&2; exit 2 ;;
     *) if [ -d "$1/predictor" ]; then BUILD=$1; else VARIANTS+=("$1"); fi ;;
   esac
@@ -69,7 +73,7 @@ for v in "${VARIANTS[@]}"; do
       "${REPLAY_HEAP[@]}" "${orig[@]}" --report-json "$OUT/$name.replay.json" 2> /dev/null
     reps+=("$(field "$OUT/$name.replay.json" "d['replay']['iter_ms']['median']")")
     "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$HW" --quiet --faults "$FAULTS" "${orig[@]}" \
-      --report-json "$OUT/$name.predict.json"
+      --speed "$SPEED" --report-json "$OUT/$name.predict.json"
     preds+=("$(field "$OUT/$name.predict.json" "d['predicted']['iter_ms']")")
   done
   rows+=("$name $sizes $(IFS=,; echo "${reps[*]}") $(IFS=,; echo "${preds[*]}")")

@@ -20,12 +20,17 @@
 # cuda) and replays and predicts the GPU samples (default: every fleet_samples/gpu_h200 one; a
 # SAMPLE is a folder under fleet_samples, gpu_h200/mlp) on it, with ETB_THREADS host threads
 # (default 4, as they were recorded).
+# --speed profile (default) predicts at the profile's typical host speed; now at
+# the present one (et_predict --speed now: a second of the profile's guard
+# probe, right after the replays it is set against), and prints the profile-speed
+# error beside it (at_profile). The column 'speed' is the slowdown the
+# predictions took, over the profile's fastest probe.
 # ETB_CORE=N pins every replay, profile and prediction to core N (taskset);
 # et_predict then shares that one core among a multi-rank sample's ranks, as
 # mpirun's ranks do (--cores defaults to the CPUs it may run on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""; FAULTS=model; DEVICE=cpu
+BUILD=build-test; QUICK=""; ROUNDS=3; SAMPLES=(); HW_GIVEN=""; FAULTS=model; DEVICE=cpu; SPEED=profile
 while (($#)); do
   case "$1" in
     --quick) QUICK=--quick ;;
@@ -33,6 +38,7 @@ while (($#)); do
     --hw) HW_GIVEN=$2; shift ;;
     --faults) FAULTS=$2; shift ;;
     --device) DEVICE=$2; shift ;;
+    --speed) SPEED=$2; shift ;;
     -*) echo "unknown flag $1" >&2; exit 2 ;;
     *) if [ -d "$1/predictor" ]; then BUILD=$1; else SAMPLES+=("$1"); fi ;;
   esac
@@ -77,8 +83,11 @@ print('# profile stall share %.1f%%; load average now %s' % (100 * d.get('stall_
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 echo "# page faults: $FAULTS (et_replay ${REPLAY_HEAP[*]}, et_predict --faults $FAULTS)"
-printf "# %-12s %12s %12s %9s\n" sample replay_ms predicted_ms error
-errs=()
+echo "# host speed: et_predict --speed $SPEED"
+printf "# %-12s %12s %12s %9s %7s" sample replay_ms predicted_ms error speed
+[ "$SPEED" = now ] && printf " %11s" at_profile
+echo
+errs=(); errs_profile=()
 for entry in "${SAMPLES[@]}"; do
   # SAMPLE@DIST replays and predicts with --index-dist DIST.
   s=${entry%%@*}; dist=uniform; [ "$entry" != "$s" ] && dist=${entry#*@}
@@ -100,28 +109,41 @@ for entry in "${SAMPLES[@]}"; do
       --metrics-only --out-dir "$OUT/orig_$s" >&2
     orig=(--original-metrics "$OUT/orig_$s/$s.metrics.json")
   fi
-  reps=(); preds=()
+  reps=(); preds=(); preds_profile=(); speeds=()
   for ((r = 0; r < ROUNDS; r++)); do
     "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads "$THREADS" --warmup 2 --iters 5 \
       --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" \
       --report-json "$OUT/$tag.replay.json"
     reps+=("$(field "$OUT/$tag.replay.json" "d['replay']['iter_ms']['median']")")
     "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" --faults "$FAULTS" \
-      --device "$DEVICE" "${orig[@]}" --report-json "$OUT/$tag.predict.json"
+      --device "$DEVICE" --speed "$SPEED" "${orig[@]}" --report-json "$OUT/$tag.predict.json"
     preds+=("$(field "$OUT/$tag.predict.json" "d['predicted']['iter_ms']")")
+    speeds+=("$(field "$OUT/$tag.predict.json" "d['predicted']['speed']['slowdown']")")
+    if [ "$SPEED" = now ]; then
+      "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" \
+        --faults "$FAULTS" --device "$DEVICE" "${orig[@]}" --report-json "$OUT/$tag.predict_profile.json"
+      preds_profile+=("$(field "$OUT/$tag.predict_profile.json" "d['predicted']['iter_ms']")")
+    else
+      preds_profile+=("${preds[-1]}")
+    fi
   done
-  read -r rep pred err < <(python3 -c "
+  read -r rep pred err speed err_profile < <(python3 -c "
 import statistics as st, sys
-r = st.median(map(float, sys.argv[1].split())); p = st.median(map(float, sys.argv[2].split()))
-print(r, p, (p - r) / r * 100)" "${reps[*]}" "${preds[*]}")
+r, p, s, q = (st.median(map(float, a.split())) for a in sys.argv[1:])
+print(r, p, (p - r) / r * 100, s, (q - r) / r * 100)" "${reps[*]}" "${preds[*]}" "${speeds[*]}" "${preds_profile[*]}")
   # The replays' spread over rounds: a wide one means the machine was busy.
   spread=$(python3 -c "import sys; r = [float(x) for x in sys.argv[1:]]; print('%.0f%%' % ((max(r) - min(r)) / min(r) * 100))" "${reps[@]}")
-  printf "  %-12s %12.2f %12.2f %+8.1f%%   (replay spread %s, load %s)\n" "$entry" "$rep" "$pred" "$err" \
-    "$spread" "$(cut -d' ' -f1 /proc/loadavg)"
-  errs+=("$err")
+  printf "  %-12s %12.2f %12.2f %+8.1f%% %6.2fx" "$entry" "$rep" "$pred" "$err" "$speed"
+  [ "$SPEED" = now ] && printf " %+10.1f%%" "$err_profile"
+  printf "   (replay spread %s, load %s)\n" "$spread" "$(cut -d' ' -f1 /proc/loadavg)"
+  errs+=("$err"); errs_profile+=("$err_profile")
 done
-python3 -c "
+gmae() {
+  python3 -c "
 import math, sys
-e = [abs(float(x)) / 100 for x in sys.argv[1:]]
-print('# GMAE %.1f%% over %d samples; worst %.1f%%' % (100 * math.exp(sum(math.log(max(x, 4e-4)) for x in e) / len(e)), len(e), 100 * max(e)))" "${errs[@]}"
+e = [abs(float(x)) / 100 for x in sys.argv[2:]]
+print('# %s: GMAE %.1f%% over %d samples; worst %.1f%%' % (sys.argv[1], 100 * math.exp(sum(math.log(max(x, 4e-4)) for x in e) / len(e)), len(e), 100 * max(e)))" "$@"
+}
+gmae "--speed $SPEED" "${errs[@]}"
+[ "$SPEED" = now ] && gmae "at the profile's speed" "${errs_profile[@]}"
 echo "# profiles and reports in $OUT (scripts/predict_attrib.py --replay R --predict P: per op kind)"

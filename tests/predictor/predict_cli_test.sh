@@ -18,6 +18,10 @@
 #              sizes recorded fresh: each replay matched and each prediction
 #              charged the fault count of that size's own plain run, and the
 #              table and ranking line printed for both
+#   speed      --speed profile costs the ops at the profile's typical slowdown
+#              (read from the profile here); --speed now at the one it probed,
+#              every op by the same factor; a profile of another CPU is refused
+#              by name
 #   mpi        under mpirun: MPI and (built in) gloo collective curves exist,
 #              the 2-rank DDP sample predicts its all_reduces from the curves
 #              of the backend et_replay would use, and a profile lacking
@@ -356,6 +360,38 @@ if sys.argv[3] == "convnext" and not (any(expected) and not all(expected)):
 sys.exit(0 if predicted == expected else 1)
 PY
   done
+  ;;
+speed)
+  trace=$SRC/fleet_samples/mlp/mlp.et.json.gz
+  "$PREDICT" "$trace" --hw "$HW" --quiet --speed profile --report-json "$WORK/speed_profile.json" \
+    || fail "--speed profile exited $?"
+  "$PREDICT" "$trace" --hw "$HW" --speed now --report-json "$WORK/speed_now.json" > "$WORK/speed_now.out" \
+    || fail "--speed now exited $?"
+  typical=$(json "$HW" "d['speed_guard']['slowdown']")
+  [ "$(json "$WORK/speed_profile.json" "d['predicted']['speed']['from'] == 'profile' and d['predicted']['speed']['slowdown'] == $typical")" = True ] \
+    || fail "--speed profile did not predict at the profile's slowdown $typical"
+  now=$(json "$WORK/speed_now.json" "d['predicted']['speed']['slowdown']")
+  [ "$(json "$WORK/speed_now.json" "d['predicted']['speed']['from'] == 'now' and $now >= 1")" = True ] \
+    || fail "--speed now: speed $(json "$WORK/speed_now.json" "d['predicted']['speed']")"
+  grep -q "host speed: now" "$WORK/speed_now.out" || fail "--speed now does not say so on the terminal"
+  # A single rank without collectives: every op's time is its cost at the
+  # slowdown, so the two iterations differ by the ratio of the two (to within
+  # what a cold call after a longer or shorter step adds, cold_after: 0.14%
+  # on mlp at a ratio of 1.4; the gtest Predictor.OpTimesRunAtTheSpeedAskedFor
+  # holds the exact arithmetic).
+  python3 - "$WORK/speed_profile.json" "$WORK/speed_now.json" "$typical" "$now" <<'PY' || fail "--speed now did not scale the iteration by $now / $typical"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ratio = float(sys.argv[4]) / float(sys.argv[3])
+assert len(a["ops"]) == len(b["ops"]) > 0
+assert abs(b["predicted"]["iter_ms"] / (a["predicted"]["iter_ms"] * ratio) - 1) < 5e-3, (a["predicted"]["iter_ms"], b["predicted"]["iter_ms"], ratio)
+assert b["aten_calls_while_predicting"] == 0  # the probe ran before, not during, the prediction
+PY
+  sed 's/"cpu_model": "[^"]*"/"cpu_model": "Imaginary CPU 9000"/' "$HW" > "$WORK/other_cpu.json"
+  msg=$("$PREDICT" "$trace" --hw "$WORK/other_cpu.json" --speed now 2>&1); rc=$?
+  [ $rc = 2 ] && grep -q "identity.cpu_model" <<<"$msg" && grep -q "Imaginary CPU 9000" <<<"$msg" \
+    || fail "--speed now with another CPU's profile: exit $rc: $msg"
+  "$PREDICT" "$trace" --hw "$WORK/other_cpu.json" --quiet --speed profile || fail "--speed profile refused another CPU's profile"
   ;;
 sizes)
   py=/usr/bin/python3  # predict_sizes.sh records with Debian's torch

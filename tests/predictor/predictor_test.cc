@@ -123,6 +123,27 @@ TEST(Predictor, OpTimesRunAtTheSpeedTheMachineKeptWhileProfiling) {
   EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) * 1.25 / 1e3, 1e-9);
 }
 
+// A slowdown asked for (et_predict --speed now) takes the profile's place
+// for every CPU op and is reported with whose it was. Catches it ignored
+// (56.875), multiplied into the profile's (113.75) or reported as the
+// profile's.
+TEST(Predictor, OpTimesRunAtTheSpeedAskedForInsteadOfTheProfiles) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  HwProfile hw = smallProfile();
+  hw.replay_step_us = 0.75;
+  hw.speed_guard.slowdown = 1.25;
+  PredictOptions o;
+  o.slowdown = 2.0;
+  const Prediction p = predictIteration({&t}, hw, o);
+  EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) * 2.0 / 1e3, 1e-9);
+  EXPECT_EQ(p.speed_from, "now");
+  EXPECT_DOUBLE_EQ(p.slowdown, 2.0);
+  EXPECT_DOUBLE_EQ(p.profile_slowdown, 1.25);
+  const Prediction at_profile = predictIteration({&t}, hw, {});
+  EXPECT_EQ(at_profile.speed_from, "profile");
+  EXPECT_DOUBLE_EQ(at_profile.slowdown, 1.25);
+}
+
 // One all_reduce of 1 MB between two ranks on a process group recorded as
 // gloo, after a relu (4 us on each rank).
 trace::Trace glooAllReduce() {
