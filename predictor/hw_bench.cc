@@ -181,12 +181,20 @@ double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor&
   const std::vector<bool> mask{input_half, !input_half, !input_half};
   std::vector<c10::IValue> stack;
   return medianCallUs([&] {
-    stack = {gy, x, w, c10::IValue(std::vector<int64_t>{c.oc}), st, pad, dil, false,
+    stack = {gy, x, w, c10::IValue(std::vector<int64_t>{c.oc}), st, pad, dil, c.transposed,
              std::vector<int64_t>{0, 0}, c.groups, mask};
     bwd.callBoxed(stack);
   }, o.quick, kLongCallUs,
      input_half ? "aten::convolution_backward:input" : "aten::convolution_backward:weight");
 }
+
+// Transposed convolutions {n, c, h, oc, k, stride, groups}, float32 and
+// contiguous: decoders' stride-2 upsampling (4x4 as DCGAN's, 2x2 as a
+// U-Net's) and a stride-1 3x3, over two decades of FLOPs.
+const int64_t kConvTransposeShapes[][7] = {
+    {8, 16, 8, 8, 4, 2, 1},   {8, 8, 16, 1, 4, 2, 1},  {8, 64, 16, 32, 4, 2, 1},
+    {2, 32, 16, 32, 2, 2, 1}, {8, 128, 8, 64, 2, 2, 1}, {4, 32, 16, 16, 3, 1, 1},
+};
 
 // ImageNet-sized batches, only on a GPU (one call of the first takes a CPU
 // core seconds): a GPU's rate keeps rising with the batch far beyond 16.
@@ -238,6 +246,21 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
       if (channels_last) {
         timeLayout(x.contiguous(at::MemoryFormat::ChannelsLast), c.fwd_cl_us, c.bwd_input_cl_us, c.bwd_weight_cl_us);
       }
+      hw.conv.push_back(c);
+    }
+  }
+  if (!onGpu(o)) {
+    for (const auto& s : kConvTransposeShapes) {
+      ConvPoint c{s[0], s[1], s[2], s[2], s[3], s[4], s[4], s[5], s[6], 0, 0, 0};
+      c.transposed = true;
+      const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o));
+      const at::Tensor w = at::randn({c.c, c.oc / c.groups, c.kh, c.kw}, tensorsOn(o));
+      const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
+      const std::vector<int64_t> opad{0, 0};
+      c.fwd_us = timeOp("aten::convolution", "", {x, w, c10::IValue(), st, pad, dil, true, opad, c.groups}, o);
+      const at::Tensor gy = at::randn_like(at::convolution(x, w, {}, st, pad, dil, true, opad, c.groups));
+      c.bwd_input_us = convBackwardUs(c, x, w, gy, true, o);
+      c.bwd_weight_us = convBackwardUs(c, x, w, gy, false, o);
       hw.conv.push_back(c);
     }
   }

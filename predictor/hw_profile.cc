@@ -115,6 +115,7 @@ json convJson(const std::vector<ConvPoint>& pts) {
                  {"kw", c.kw}, {"stride", c.stride}, {"groups", c.groups},
                  {"fwd_us", c.fwd_us}, {"bwd_input_us", c.bwd_input_us},
                  {"bwd_weight_us", c.bwd_weight_us}, {"dtype", c.dtype}});
+    if (c.transposed) a.back()["transposed"] = true;
     if (c.hasChannelsLast()) {
       a.back()["fwd_cl_us"] = c.fwd_cl_us;
       a.back()["bwd_input_cl_us"] = c.bwd_input_cl_us;
@@ -147,6 +148,7 @@ std::vector<ConvPoint> convFrom(const json& a, const std::string& p) {
       c.bwd_weight_cl_us = field<double>(j, "bwd_weight_cl_us", p, w);
     }
     if (j.contains("dtype")) c.dtype = field<std::string>(j, "dtype", p, w);
+    if (j.contains("transposed")) c.transposed = field<bool>(j, "transposed", p, w);
     out.push_back(c);
   }
   return out;

@@ -72,6 +72,12 @@ struct ConvPoint {
   // runs convolutions in bfloat16, on other kernels (resnet18 under CPU
   // autocast was predicted 28% under at float32's rates here).
   std::string dtype = "float32";
+  // A transposed convolution (ConvTranspose2d): weight [c, oc / groups, kh,
+  // kw], each of the n x h x w input pixels into oc x kh x kw outputs. CPU
+  // libtorch runs it on other kernels than the forward grid's (an
+  // autoencoder's stride-2 4x4 decoder backward: 6.7 GFLOP/s where forward
+  // convs of its FLOPs ran 3-5x that).
+  bool transposed = false;
   bool hasChannelsLast() const { return fwd_cl_us > 0 && bwd_input_cl_us > 0 && bwd_weight_cl_us > 0; }
 };
 

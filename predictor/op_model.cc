@@ -177,7 +177,7 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
   for (const ConvPoint& c : hw.conv) {
     const ConvShape s = convShapeOf(c);
     const std::array<double, 6> x = convFeatures(s);
-    ConvSets& sets = conv_.try_emplace(c.dtype, emptyConvSets()).first->second;
+    ConvSets& sets = (c.transposed ? conv_transposed_ : conv_).try_emplace(c.dtype, emptyConvSets()).first->second;
     for (ConvRates& set : sets) {
       if (&set == &sets[1] && !c.hasChannelsLast()) continue;
       for (size_t d = 0; d < 3; ++d) set.rates[d].push_back({x, logRate(s.flops(), c.*set.times[d])});
@@ -520,7 +520,9 @@ double OpModel::bmmUs(const GemmDims& d, trace::DType dtype, std::string* typed)
 double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) const {
   const ConvShape c = convShapeOf(sh, backward);
   std::string typed;
-  const ConvSets* sets = pointsOf(conv_, sh.computeDType(), &typed);
+  // A transposed convolution reads the transposed points where measured.
+  const bool own = c.transposed && !conv_transposed_.empty();
+  const ConvSets* sets = pointsOf(own ? conv_transposed_ : conv_, sh.computeDType(), &typed);
   if (!c.valid || sets == nullptr || (*sets)[0].rates[0].empty()) return memoryUs("unary", sh.bytes());
   // oneDNN runs a channels-last kernel when the input or the weight is
   // channels-last (a backward's input is argument 1).
@@ -531,7 +533,7 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
     nhwc = nhwc || (f && f->channels_last);
   }
   const ConvRates& set = (*sets)[nhwc && !(*sets)[1].rates[0].empty() ? 1 : 0];
-  if (family) *family = (&set == &(*sets)[1] ? "conv:channels_last" : "conv") + typed;
+  if (family) *family = (&set == &(*sets)[1] ? "conv:channels_last" : own ? "conv:transposed" : "conv") + typed;
   const std::array<double, 6> x = convFeatures(c);
   // A call with fewer FLOPs than the smallest measured conv, or than the
   // smallest of its kernel path, costs at least what that one did (a 1x1
@@ -548,10 +550,10 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
     // larger neighbours put it far under (a depthwise 3x3 on 2 x 48 x 4 x 4
     // took 29 us hot, as its class's points from 14 to 295 kFLOP did, and
     // the rate read 12.6).
-    // A transposed convolution's weight is laid out otherwise (its class
-    // and FLOPs read from it are not the forward grid's): none.
+    // A transposed convolution's kernels are not the forward grid's: none
+    // from those, its own points' where measured.
     double larger = 0;
-    if (!c.transposed) {
+    if (!c.transposed || own) {
       for (const LeastConv& p : set.class_points[convClass(c)]) {
         const double us = p.point.*set.times[d];
         if (p.flops >= c.flops() && us > 0 && (larger == 0 || us < larger)) larger = us;

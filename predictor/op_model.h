@@ -175,8 +175,9 @@ class OpModel {
             ConvRates{{&ConvPoint::fwd_cl_us, &ConvPoint::bwd_input_cl_us, &ConvPoint::bwd_weight_cl_us},
                       {}, {}, {}, {}}};
   }
-  // By element type (trace::dtypeName), as the GEMM rates.
-  std::map<std::string, ConvSets> conv_;
+  // By element type (trace::dtypeName), as the GEMM rates; transposed
+  // convolutions' points apart (ConvPoint::transposed).
+  std::map<std::string, ConvSets> conv_, conv_transposed_;
   // Batch norm's plane table: the run of small sizes 1..end exactly, and
   // beyond it the ladders of sizes the vector width divides ([1]) or not.
   double bn_small_end_ = 0;

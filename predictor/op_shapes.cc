@@ -145,12 +145,17 @@ ReduceShape reduceShapeOf(const OpShapes& s) {
 }
 
 ConvShape convShapeOf(const ConvPoint& c) {
-  const double oh = static_cast<double>((c.h + 2 * (c.kh / 2) - c.kh) / c.stride + 1);
-  const double ow = static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);
-  return {true, static_cast<double>(c.n) * oh * ow, static_cast<double>(c.oc),
-          static_cast<double>(c.c / c.groups * c.kh * c.kw), static_cast<double>(c.n),
-          static_cast<double>(c.stride), static_cast<double>(std::max<int64_t>(c.groups, 1)),
-          static_cast<double>(c.kh * c.kw)};
+  // A transposed one's GEMM runs over its input pixels (convShapeOf below).
+  const double oh = c.transposed ? static_cast<double>(c.h)
+                                 : static_cast<double>((c.h + 2 * (c.kh / 2) - c.kh) / c.stride + 1);
+  const double ow = c.transposed ? static_cast<double>(c.w)
+                                 : static_cast<double>((c.w + 2 * (c.kw / 2) - c.kw) / c.stride + 1);
+  ConvShape s{true, static_cast<double>(c.n) * oh * ow, static_cast<double>(c.oc),
+              static_cast<double>(c.c / c.groups * c.kh * c.kw), static_cast<double>(c.n),
+              static_cast<double>(c.stride), static_cast<double>(std::max<int64_t>(c.groups, 1)),
+              static_cast<double>(c.kh * c.kw)};
+  s.transposed = c.transposed;
+  return s;
 }
 
 ConvShape convShapeOf(const OpShapes& s, bool backward) {
@@ -179,6 +184,20 @@ ConvShape convShapeOf(const OpShapes& s, bool backward) {
   // transposed: input 6 of convolution / _convolution, input 7 of convolution_backward
   const size_t tr = backward ? 7 : 6;
   c.transposed = s.args.size() > tr && s.args[tr]->kind == trace::ValueKind::kBool && s.args[tr]->b;
+  if (c.transposed && x && x->shape.size() >= 3) {
+    // Its weight is [in, out / groups, kh, kw]: groups from the argument
+    // after output_padding (input 8, 9 of the backward), and each input
+    // pixel multiplies its in / groups channels into out x kh x kw outputs:
+    // the GEMM of the forward convolution it is the input gradient of (a
+    // stride-2 one read from the output's pixels had 4x the FLOPs).
+    const size_t g = tr + 2;
+    c.groups = s.args.size() > g && s.args[g]->kind == trace::ValueKind::kInt
+                   ? static_cast<double>(std::max<int64_t>(s.args[g]->i, 1))
+                   : 1;
+    c.m = c.batch * product(x->shape, 2, x->shape.size());
+    c.n = static_cast<double>(y->shape[1]);
+    c.k = static_cast<double>(x->shape[1]) / c.groups * c.window;
+  }
   return c;
 }
 

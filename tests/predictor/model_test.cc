@@ -655,6 +655,102 @@ TEST(OpModel, AConvCostsAtLeastTheFastestOfItsPathWithAsManyFlops) {
   EXPECT_NEAR(model.estimate(mid, mid.nodes[2]).us, 40.0, 1e-9);
 }
 
+// A transposed convolution (ConvTranspose2d: aten::convolution with
+// transposed set) of 2 x 16 x 8 x 8 by a [16, 4, 3, 3] weight in 2 groups,
+// stride 2: 8 output channels on 17 x 17 maps. Each of the 2 x 64 input
+// pixels multiplies its 16 / 2 channels into 8 x 3 x 3 outputs: m = 128,
+// n = 8, k = 8 x 9 (PyTorch's conv_transpose FLOP count), groups 2 from
+// the argument. Its backward reads the same from (grad_out, input, weight).
+// Catches the weight read as a forward one's (groups 16 / 4 = 4, n = 16),
+// or m from the output's 2 x 289 pixels.
+TEST(OpShapes, ATransposedConvolutionIsTheGemmOfTheConvWhoseInputGradientItIs) {
+  TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({2, 16, 8, 8}), w = b.tensor({16, 4, 3, 3}), y = b.tensor({2, 8, 17, 17});
+  const auto ints = [&](int64_t v) {
+    trace::Value l;
+    l.kind = trace::ValueKind::kList;
+    l.items = {trace::makeInt(t, v), trace::makeInt(t, v)};
+    return l;
+  };
+  b.op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+       "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
+       {x, w, trace::makeNone(t), ints(2), ints(0), ints(1), trace::makeBool(t, true), ints(0),
+        trace::makeInt(t, 2)},
+       {y});
+  const auto gx = b.tensor({2, 16, 8, 8}), gw = b.tensor({16, 4, 3, 3});
+  trace::Value mask;
+  mask.kind = trace::ValueKind::kList;
+  mask.items = {trace::makeBool(t, true), trace::makeBool(t, true), trace::makeBool(t, false)};
+  b.op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
+       "bias_sizes, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] "
+       "output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+       {y, x, w, trace::makeNone(t), ints(2), ints(0), ints(1), trace::makeBool(t, true), ints(0),
+        trace::makeInt(t, 2), mask},
+       {gx, gw, trace::makeNone(t)});
+  const trace::Trace done = b.finish();
+  for (const bool backward : {false, true}) {
+    const ConvShape c = convShapeOf(opShapes(done, done.nodes[backward ? 3 : 2]), backward);
+    ASSERT_TRUE(c.valid);
+    EXPECT_TRUE(c.transposed);
+    EXPECT_DOUBLE_EQ(c.groups, 2);
+    EXPECT_DOUBLE_EQ(c.m, 2 * 8 * 8);
+    EXPECT_DOUBLE_EQ(c.n, 8);
+    EXPECT_DOUBLE_EQ(c.k, 16 / 2 * 9);
+    EXPECT_DOUBLE_EQ(c.flops(), 2.0 * (2 * 8 * 8) * 8 * (16 / 2 * 9));
+  }
+}
+
+// A transposed convolution of a measured transposed point's shape costs
+// that point's times (forward; grad_input + grad_weight), not the forward
+// grid's rate for its FLOPs; a profile without transposed points keeps the
+// forward grid. The point: 8 x 16 x 8 x 8 into 8 channels by 4x4, stride
+// 2, 200 / 300 / 400 us; the forward point of the same FLOPs 1000 / 1000 /
+// 1000. Catches the transposed points pooled with the forward ones (a rate
+// between the two), or read by the output's pixels (FLOPs 4x the point's).
+TEST(OpModel, ATransposedConvolutionReadsTheTransposedPoints) {
+  HwProfile hw = handProfile();
+  ConvPoint tp{8, 16, 8, 8, 8, 4, 4, 2, 1, 200.0, 300.0, 400.0};
+  tp.transposed = true;
+  hw.conv = {{8, 16, 8, 8, 8, 4, 4, 1, 1, 1000.0, 1000.0, 1000.0}, tp};
+  TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto x = b.tensor({8, 16, 8, 8}), w = b.tensor({16, 8, 4, 4}), y = b.tensor({8, 8, 14, 14});
+  const auto ints = [&](int64_t v) {
+    trace::Value l;
+    l.kind = trace::ValueKind::kList;
+    l.items = {trace::makeInt(t, v), trace::makeInt(t, v)};
+    return l;
+  };
+  b.op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+       "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
+       {x, w, trace::makeNone(t), ints(2), ints(2), ints(1), trace::makeBool(t, true), ints(0),
+        trace::makeInt(t, 1)},
+       {y});
+  trace::Value mask;
+  mask.kind = trace::ValueKind::kList;
+  mask.items = {trace::makeBool(t, true), trace::makeBool(t, true), trace::makeBool(t, false)};
+  b.op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
+       "bias_sizes, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] "
+       "output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+       {y, x, w, trace::makeNone(t), ints(2), ints(2), ints(1), trace::makeBool(t, true), ints(0),
+        trace::makeInt(t, 1), mask},
+       {b.tensor({8, 16, 8, 8}), b.tensor({16, 8, 4, 4}), trace::makeNone(t)});
+  const trace::Trace done = b.finish();
+  const OpModel model(hw, "uniform");
+  const OpEstimate fwd = model.estimate(done, done.nodes[2]);
+  EXPECT_EQ(fwd.family, "conv:transposed");
+  EXPECT_NEAR(fwd.us, 200.0, 1e-9);
+  EXPECT_NEAR(model.estimate(done, done.nodes[3]).us, 300.0 + 400.0, 1e-9);
+  const HwProfile back = profileFromJson(profileToJson(hw), "hw.json");  // the flag round-trips
+  ASSERT_EQ(back.conv.size(), 2u);
+  EXPECT_FALSE(back.conv[0].transposed);
+  EXPECT_TRUE(back.conv[1].transposed);
+  hw.conv.pop_back();
+  const OpModel forward_only(hw, "uniform");
+  EXPECT_EQ(forward_only.estimate(done, done.nodes[2]).family, "conv");
+}
+
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
   const HwProfile hw = handProfile();
   const OpModel model(hw, "uniform");

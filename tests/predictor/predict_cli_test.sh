@@ -51,6 +51,9 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
 PY
   [ "$(json "$HW" "len(d['gemm']) > 0 and len(d['conv']) > 0 and len(d['embedding_bag']) > 0")" = True ] \
     || fail "profile lacks GEMM, conv or embedding points"
+  # Transposed convolutions (ConvTranspose2d) timed apart from the forward grid.
+  [ "$(json "$HW" "sum(1 for c in d['conv'] if c.get('transposed')) > 0")" = True ] \
+    || fail "profile has no transposed conv points"
   # B transposed (nn.Linear's forward) over the same float32 shapes as the plain grid.
   [ "$(json "$HW" "sorted((g['m'], g['n'], g['k']) for g in d.get('gemm_nt', [])) == sorted((g['m'], g['n'], g['k']) for g in d['gemm'] if g.get('dtype', 'float32') == 'float32')")" = True ] \
     || fail "profile's gemm_nt does not cover the float32 GEMM grid"
