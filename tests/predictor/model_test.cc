@@ -655,42 +655,54 @@ TEST(OpModel, AConvCostsAtLeastTheFastestOfItsPathWithAsManyFlops) {
   EXPECT_NEAR(model.estimate(mid, mid.nodes[2]).us, 40.0, 1e-9);
 }
 
-// A transposed convolution (ConvTranspose2d: aten::convolution with
-// transposed set) of 2 x 16 x 8 x 8 by a [16, 4, 3, 3] weight in 2 groups,
-// stride 2: 8 output channels on 17 x 17 maps. Each of the 2 x 64 input
-// pixels multiplies its 16 / 2 channels into 8 x 3 x 3 outputs: m = 128,
-// n = 8, k = 8 x 9 (PyTorch's conv_transpose FLOP count), groups 2 from
-// the argument. Its backward reads the same from (grad_out, input, weight).
-// Catches the weight read as a forward one's (groups 16 / 4 = 4, n = 16),
-// or m from the output's 2 x 289 pixels.
-TEST(OpShapes, ATransposedConvolutionIsTheGemmOfTheConvWhoseInputGradientItIs) {
+// A transposed convolution as ConvTranspose2d records it: node 2 the
+// aten::convolution (transposed set) of x by w into y, node 3 its
+// convolution_backward asking for grad_input and grad_weight.
+trace::Trace transposedConvTrace(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                 const std::vector<int64_t>& y, int64_t stride, int64_t pad,
+                                 int64_t groups) {
   TraceBuilder b;
   trace::Trace& t = b.trace();
-  const auto x = b.tensor({2, 16, 8, 8}), w = b.tensor({16, 4, 3, 3}), y = b.tensor({2, 8, 17, 17});
+  const auto xt = b.tensor(x), wt = b.tensor(w), yt = b.tensor(y);
   const auto ints = [&](int64_t v) {
     trace::Value l;
     l.kind = trace::ValueKind::kList;
     l.items = {trace::makeInt(t, v), trace::makeInt(t, v)};
     return l;
   };
+  const auto args = [&](std::vector<trace::Value> in) {
+    for (trace::Value v : {trace::makeNone(t), ints(stride), ints(pad), ints(1), trace::makeBool(t, true),
+                           ints(0), trace::makeInt(t, groups)}) {
+      in.push_back(v);
+    }
+    return in;
+  };
   b.op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
        "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
-       {x, w, trace::makeNone(t), ints(2), ints(0), ints(1), trace::makeBool(t, true), ints(0),
-        trace::makeInt(t, 2)},
-       {y});
-  const auto gx = b.tensor({2, 16, 8, 8}), gw = b.tensor({16, 4, 3, 3});
+       args({xt, wt}), {yt});
   trace::Value mask;
   mask.kind = trace::ValueKind::kList;
   mask.items = {trace::makeBool(t, true), trace::makeBool(t, true), trace::makeBool(t, false)};
+  std::vector<trace::Value> in = args({yt, xt, wt});
+  in.push_back(mask);
   b.op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
        "bias_sizes, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] "
        "output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-       {y, x, w, trace::makeNone(t), ints(2), ints(0), ints(1), trace::makeBool(t, true), ints(0),
-        trace::makeInt(t, 2), mask},
-       {gx, gw, trace::makeNone(t)});
-  const trace::Trace done = b.finish();
+       in, {b.tensor(x), b.tensor(w), trace::makeNone(t)});
+  return b.finish();
+}
+
+// A transposed convolution of 2 x 16 x 8 x 8 by a [16, 4, 3, 3] weight in
+// 2 groups, stride 2: 8 output channels on 17 x 17 maps. Each of the 2 x
+// 64 input pixels multiplies its 16 / 2 channels into 8 x 3 x 3 outputs:
+// m = 128, n = 8, k = 8 x 9 (PyTorch's conv_transpose FLOP count), groups
+// 2 from the argument. Its backward reads the same from (grad_out, input,
+// weight). Catches the weight read as a forward one's (groups 16 / 4 = 4,
+// n = 16), or m from the output's 2 x 289 pixels.
+TEST(OpShapes, ATransposedConvolutionIsTheGemmOfTheConvWhoseInputGradientItIs) {
+  const trace::Trace t = transposedConvTrace({2, 16, 8, 8}, {16, 4, 3, 3}, {2, 8, 17, 17}, 2, 0, 2);
   for (const bool backward : {false, true}) {
-    const ConvShape c = convShapeOf(opShapes(done, done.nodes[backward ? 3 : 2]), backward);
+    const ConvShape c = convShapeOf(opShapes(t, t.nodes[backward ? 3 : 2]), backward);
     ASSERT_TRUE(c.valid);
     EXPECT_TRUE(c.transposed);
     EXPECT_DOUBLE_EQ(c.groups, 2);
@@ -713,42 +725,19 @@ TEST(OpModel, ATransposedConvolutionReadsTheTransposedPoints) {
   ConvPoint tp{8, 16, 8, 8, 8, 4, 4, 2, 1, 200.0, 300.0, 400.0};
   tp.transposed = true;
   hw.conv = {{8, 16, 8, 8, 8, 4, 4, 1, 1, 1000.0, 1000.0, 1000.0}, tp};
-  TraceBuilder b;
-  trace::Trace& t = b.trace();
-  const auto x = b.tensor({8, 16, 8, 8}), w = b.tensor({16, 8, 4, 4}), y = b.tensor({8, 8, 14, 14});
-  const auto ints = [&](int64_t v) {
-    trace::Value l;
-    l.kind = trace::ValueKind::kList;
-    l.items = {trace::makeInt(t, v), trace::makeInt(t, v)};
-    return l;
-  };
-  b.op("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
-       "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor",
-       {x, w, trace::makeNone(t), ints(2), ints(2), ints(1), trace::makeBool(t, true), ints(0),
-        trace::makeInt(t, 1)},
-       {y});
-  trace::Value mask;
-  mask.kind = trace::ValueKind::kList;
-  mask.items = {trace::makeBool(t, true), trace::makeBool(t, true), trace::makeBool(t, false)};
-  b.op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? "
-       "bias_sizes, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] "
-       "output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
-       {y, x, w, trace::makeNone(t), ints(2), ints(2), ints(1), trace::makeBool(t, true), ints(0),
-        trace::makeInt(t, 1), mask},
-       {b.tensor({8, 16, 8, 8}), b.tensor({16, 8, 4, 4}), trace::makeNone(t)});
-  const trace::Trace done = b.finish();
+  const trace::Trace t = transposedConvTrace({8, 16, 8, 8}, {16, 8, 4, 4}, {8, 8, 14, 14}, 2, 2, 1);
   const OpModel model(hw, "uniform");
-  const OpEstimate fwd = model.estimate(done, done.nodes[2]);
+  const OpEstimate fwd = model.estimate(t, t.nodes[2]);
   EXPECT_EQ(fwd.family, "conv:transposed");
   EXPECT_NEAR(fwd.us, 200.0, 1e-9);
-  EXPECT_NEAR(model.estimate(done, done.nodes[3]).us, 300.0 + 400.0, 1e-9);
+  EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 300.0 + 400.0, 1e-9);
   const HwProfile back = profileFromJson(profileToJson(hw), "hw.json");  // the flag round-trips
   ASSERT_EQ(back.conv.size(), 2u);
   EXPECT_FALSE(back.conv[0].transposed);
   EXPECT_TRUE(back.conv[1].transposed);
   hw.conv.pop_back();
   const OpModel forward_only(hw, "uniform");
-  EXPECT_EQ(forward_only.estimate(done, done.nodes[2]).family, "conv");
+  EXPECT_EQ(forward_only.estimate(t, t.nodes[2]).family, "conv");
 }
 
 TEST(OpModel, MemoryBoundOpsFollowTheirClassCurveAndViewsCostTheViewCall) {
