@@ -188,6 +188,18 @@ double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor&
      input_half ? "aten::convolution_backward:input" : "aten::convolution_backward:weight");
 }
 
+// `c` (transposed or not) on `input` by `w`: the forward, then each half of
+// the backward with the gradient laid out as the forward's output is.
+void timeConvPoint(const ConvPoint& c, const at::Tensor& input, const at::Tensor& w,
+                   const ProfileOptions& o, double& fwd, double& bwd_input, double& bwd_weight) {
+  const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1}, opad{0, 0};
+  fwd = timeOp("aten::convolution", "", {input, w, c10::IValue(), st, pad, dil, c.transposed, opad, c.groups}, o);
+  const at::Tensor gy =
+      at::randn_like(at::convolution(input, w, {}, st, pad, dil, c.transposed, opad, c.groups));
+  bwd_input = convBackwardUs(c, input, w, gy, true, o);
+  bwd_weight = convBackwardUs(c, input, w, gy, false, o);
+}
+
 // Transposed convolutions {n, c, h, oc, k, stride, groups}, float32 and
 // contiguous: decoders' stride-2 upsampling (4x4 as DCGAN's, 2x2 as a
 // U-Net's) and a stride-1 3x3, over two decades of FLOPs.
@@ -230,21 +242,12 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
       c.dtype = type;
       const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o)).to(dtype);
       const at::Tensor w = at::randn({c.oc, c.c / c.groups, c.kh, c.kw}, tensorsOn(o)).to(dtype);
-      const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
-      const std::vector<int64_t> opad{0, 0};
-      // Forward, then each half of the backward with the gradient laid out as
-      // the forward's output is.
-      const auto timeLayout = [&](const at::Tensor& input, double& fwd, double& bwd_input, double& bwd_weight) {
-        fwd = timeOp("aten::convolution", "", {input, w, c10::IValue(), st, pad, dil, false, opad, c.groups}, o);
-        const at::Tensor gy = at::randn_like(at::convolution(input, w, {}, st, pad, dil, false, opad, c.groups));
-        bwd_input = convBackwardUs(c, input, w, gy, true, o);
-        bwd_weight = convBackwardUs(c, input, w, gy, false, o);
-      };
-      timeLayout(x, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
+      timeConvPoint(c, x, w, o, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
       // The input channels-last, the weight as a module holds it: its output
       // and so the gradient arriving in the backward are then channels-last.
       if (channels_last) {
-        timeLayout(x.contiguous(at::MemoryFormat::ChannelsLast), c.fwd_cl_us, c.bwd_input_cl_us, c.bwd_weight_cl_us);
+        timeConvPoint(c, x.contiguous(at::MemoryFormat::ChannelsLast), w, o, c.fwd_cl_us, c.bwd_input_cl_us,
+                      c.bwd_weight_cl_us);
       }
       hw.conv.push_back(c);
     }
@@ -255,12 +258,7 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
       c.transposed = true;
       const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o));
       const at::Tensor w = at::randn({c.c, c.oc / c.groups, c.kh, c.kw}, tensorsOn(o));
-      const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2}, dil{1, 1};
-      const std::vector<int64_t> opad{0, 0};
-      c.fwd_us = timeOp("aten::convolution", "", {x, w, c10::IValue(), st, pad, dil, true, opad, c.groups}, o);
-      const at::Tensor gy = at::randn_like(at::convolution(x, w, {}, st, pad, dil, true, opad, c.groups));
-      c.bwd_input_us = convBackwardUs(c, x, w, gy, true, o);
-      c.bwd_weight_us = convBackwardUs(c, x, w, gy, false, o);
+      timeConvPoint(c, x, w, o, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
       hw.conv.push_back(c);
     }
   }

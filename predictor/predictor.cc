@@ -206,7 +206,6 @@ class StepBuilder {
 
   std::vector<Step> build(const PredictOptions& o) {
     profile_path_ = o.profile_path;
-    slowdown_ = o.slowdown > 0 ? o.slowdown : hw_.speed_guard.slowdown;
     const trace::Iteration it = replay::chooseIteration(t_, o.iteration);
     const std::vector<replay::SelectedNode> sel = replay::selectNodes(t_, it);
     // On a GPU the host heap and caches are not the kernels' (the caching
@@ -337,12 +336,13 @@ class StepBuilder {
     // median iteration runs at the median speed (HwProfile::speed_guard; 1
     // if none). The mean would count spells a median iteration leaves out:
     // with it, transformer at four sizes came out +8..+11%, -1..+1 without.
-    // Or at the speed asked for (PredictOptions::slowdown: --speed now).
+    // Or at the speed asked for (PredictOptions::slowdown: --speed now);
+    // predictIteration settles which (Prediction::slowdown).
     out.us = step.us = ((e.us + out.first_touch_us + out.release_us + out.episode_us) /
                             (1 - hw_.stall_share) +
                         hw_.replay_step_us +
                         coldAfterUs(hw_.cold_after, prev_us_) + out.cold_code_us) *
-                       slowdown_;
+                       p_.slowdown;
     rp_.compute_us += out.us;
   }
 
@@ -465,7 +465,6 @@ class StepBuilder {
   std::map<std::string, int64_t> ordinal_;
   std::string profile_path_;
   double prev_us_ = 0;     // the previous step's predicted time
-  double slowdown_ = 1;    // the speed CPU ops are costed at (build)
   // Predicted time since the last op that faulted pages in (since the
   // iteration began, as after a long stretch, before the first).
   double since_episode_us_ = 1e9;
