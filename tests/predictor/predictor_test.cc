@@ -111,21 +111,22 @@ TEST(Predictor, OpTimesPayTheStallShareTheMediansLeaveOut) {
 }
 
 // A profile whose guard saw the machine run 1.25x slower on average (its
-// first tries' probes) scales each CPU op's whole time, replay step
-// included: the replays share the spells the guard measured around. Catches
-// the slowdown ignored (45.5) or left off the step (56.875).
+// first tries' probes) scales what each CPU op computes beyond a trivial
+// call (dispatch_us): the call's fixed cost and et_replay's step stay as
+// measured. Catches the slowdown ignored (45.5) or taken by the whole op,
+// step included (56.875).
 TEST(Predictor, OpTimesRunAtTheSpeedTheMachineKeptWhileProfiling) {
   const trace::Trace t = mmReluAndAnOpThisBuildLacks();
   HwProfile hw = smallProfile();
   hw.replay_step_us = 0.75;
   hw.speed_guard.slowdown = 1.25;
   const Prediction p = predictIteration({&t}, hw, {});
-  EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) * 1.25 / 1e3, 1e-9);
+  EXPECT_NEAR(p.iter_ms, ((40.0 + 4.0 - 2 * hw.dispatch_us) * 1.25 + 2 * hw.dispatch_us + 2 * 0.75) / 1e3, 1e-9);
 }
 
 // A slowdown asked for (et_predict --speed now) takes the profile's place
 // for every CPU op and is reported with whose it was. Catches it ignored
-// (56.875), multiplied into the profile's (113.75) or reported as the
+// (56.0), multiplied into the profile's (108.5) or reported as the
 // profile's.
 TEST(Predictor, OpTimesRunAtTheSpeedAskedForInsteadOfTheProfiles) {
   const trace::Trace t = mmReluAndAnOpThisBuildLacks();
@@ -135,7 +136,7 @@ TEST(Predictor, OpTimesRunAtTheSpeedAskedForInsteadOfTheProfiles) {
   PredictOptions o;
   o.slowdown = 2.0;
   const Prediction p = predictIteration({&t}, hw, o);
-  EXPECT_NEAR(p.iter_ms, (40.0 + 4.0 + 2 * 0.75) * 2.0 / 1e3, 1e-9);
+  EXPECT_NEAR(p.iter_ms, ((40.0 + 4.0 - 2 * hw.dispatch_us) * 2.0 + 2 * hw.dispatch_us + 2 * 0.75) / 1e3, 1e-9);
   EXPECT_EQ(p.speed_from, "now");
   EXPECT_DOUBLE_EQ(p.slowdown, 2.0);
   EXPECT_DOUBLE_EQ(p.profile_slowdown, 1.25);
