@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/base/log.h"
@@ -23,11 +25,131 @@ double timeOp(const char* name, const char* overload, const std::vector<c10::IVa
   return predict::timeOp(name, overload, args, o.quick);
 }
 
+// One boxed call, timed by medianCallUs in an unnamed loop (no cold-call
+// probe: call_cold_us's median is over the kernels timed by name).
+double boxedCallUs(const char* name, const char* overload, const std::vector<c10::IValue>& args,
+                   const ProfileOptions& o) {
+  const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  std::vector<c10::IValue> stack;
+  return medianCallUs([&] {
+    stack = args;
+    op.callBoxed(stack);
+  }, o.quick, kLongCallUs, "");
+}
+
+// What call `a` costs beyond call `b` (a microsecond or a few): the median
+// of five differences of the two timed back to back, so that a drift of
+// the host between them counts once rather than in full (two quick
+// profiles here read linear's extra over its mm as 2.4 and 3.9 us from
+// two medians taken apart; two paired ones 3.1 and 2.2).
+double pairedExtraUs(const std::function<double()>& a, const std::function<double()>& b) {
+  std::vector<double> diffs;
+  for (int i = 0; i < 5; ++i) diffs.push_back(a() - b());
+  return std::max(0.0, medianOf(diffs));
+}
+
+// HwProfile::call_us: the ops that run no kernel, each called boxed on a
+// small tensor as a trace records them.
+void measureCalls(const ProfileOptions& o, HwProfile& hw) {
+  const at::TensorOptions f = tensorsOn(o);
+  const at::Tensor m = at::ones({4, 4}, f), v = at::ones({4}, f), col = at::ones({4, 1}, f);
+  const at::Tensor s = at::ones({}, f);
+  using Ints = std::vector<int64_t>;
+  const c10::IValue none;
+  const int64_t zero = 0, one = 1, two = 2;
+  const struct {
+    const char* name;
+    const char* overload;
+    std::vector<c10::IValue> args;
+  } calls[] = {
+      {"aten::view", "", {m, Ints{16}}},
+      {"aten::_unsafe_view", "", {m, Ints{16}}},
+      {"aten::_reshape_alias", "", {m, Ints{16}, Ints{1}}},
+      {"aten::reshape", "", {m, Ints{16}}},
+      {"aten::t", "", {m}},
+      {"aten::transpose", "int", {m, zero, one}},
+      {"aten::permute", "", {m, Ints{1, 0}}},
+      {"aten::expand", "", {v, Ints{4, 4}, false}},
+      {"aten::select", "int", {m, zero, one}},
+      {"aten::slice", "Tensor", {m, zero, zero, two, one}},
+      {"aten::narrow", "", {m, zero, zero, two}},
+      {"aten::as_strided", "", {m, Ints{2, 2}, Ints{4, 1}, none}},
+      {"aten::unsqueeze", "", {m, zero}},
+      {"aten::squeeze", "dim", {col, one}},
+      {"aten::flatten", "using_ints", {m, zero, int64_t{-1}}},
+      {"aten::detach", "", {m}},
+      {"aten::alias", "", {m}},
+      {"aten::unbind", "int", {m, zero}},
+      {"aten::split", "Tensor", {m, two, zero}},
+      {"aten::chunk", "", {m, two, zero}},
+      {"aten::empty", "memory_format", {Ints{16}, none, none, none, none, none}},
+      {"aten::empty_like", "", {m, none, none, none, none, none}},
+      {"aten::contiguous", "", {m, c10::IValue(c10::MemoryFormat::Contiguous)}},
+      {"aten::to", "dtype", {m, c10::IValue(at::kFloat), false, false, none}},
+      {"aten::item", "", {s}},
+      {"aten::_local_scalar_dense", "", {s}},
+      {"aten::is_nonzero", "", {s}},
+  };
+  // Unnamed loops (views have their own cold call, call_cold_view_us, and
+  // these would outvote the kernels in call_cold_us's median); the median
+  // of three, as a call under a microsecond moves with the host.
+  for (const auto& c : calls) {
+    try {
+      std::vector<double> us;
+      for (int i = 0; i < 3; ++i) us.push_back(boxedCallUs(c.name, c.overload, c.args, o));
+      hw.call_us[c.name] = medianOf(us);
+    } catch (const c10::Error& e) {
+      if (o.progress) o.progress(std::string(c.name) + ": not timed (" + e.what_without_backtrace() + ")");
+    }
+  }
+}
+
+// HwProfile::call_extra_us beside the GEMMs': mean over the sum it runs
+// first, and the factories that fill their output over zero_ (the fill
+// curve's kernel) of a tensor of the same size.
+void measureCallExtras(const ProfileOptions& o, HwProfile& hw) {
+  const at::TensorOptions f = tensorsOn(o);
+  const at::Tensor r = at::randn({32, 40}, f), x = at::ones({64}, f);
+  const c10::IValue none;
+  using Ints = std::vector<int64_t>;
+  const Ints last{-1};
+  hw.call_extra_us["aten::mean"] =
+      pairedExtraUs([&] { return boxedCallUs("aten::mean", "dim", {r, last, false, none}, o); },
+                    [&] { return boxedCallUs("aten::sum", "dim_IntList", {r, last, false, none}, o); });
+  const auto zero = [&] { return boxedCallUs("aten::zero_", "", {x}, o); };
+  const struct {
+    const char* name;
+    const char* overload;
+    std::vector<c10::IValue> args;
+  } factories[] = {
+      {"aten::zeros", "", {Ints{64}, none, none, none, none}},
+      {"aten::ones", "", {Ints{64}, none, none, none, none}},
+      {"aten::full", "", {Ints{64}, c10::Scalar(2.0), none, none, none, none}},
+      {"aten::zeros_like", "", {x, none, none, none, none, none}},
+      {"aten::ones_like", "", {x, none, none, none, none, none}},
+      {"aten::new_zeros", "", {x, Ints{64}, none, none, none, none}},
+  };
+  for (const auto& c : factories) {
+    hw.call_extra_us[c.name] = pairedExtraUs([&] { return boxedCallUs(c.name, c.overload, c.args, o); }, zero);
+  }
+}
+
 void measureDispatch(const ProfileOptions& o, HwProfile& hw) {
   const at::Tensor a = at::ones({1}, tensorsOn(o)), b = at::ones({1}, tensorsOn(o));
   hw.dispatch_us = timeOp("aten::add", "Tensor", {a, b, c10::Scalar(1)}, o);
   const at::Tensor m = at::ones({4, 4}, tensorsOn(o));
   hw.view_us = timeOp("aten::view", "", {m, std::vector<int64_t>{16}}, o);
+  if (!onGpu(o)) {
+    measureCalls(o, hw);
+    measureCallExtras(o, hw);
+  }
+  // A mixed-type input's cast (HwProfile::cast_input_us; a host call's
+  // cost, CPU profiles): multiplying by one leaves x as it was.
+  if (onGpu(o)) return;
+  const at::Tensor x = at::ones({64}, tensorsOn(o));
+  const at::Tensor same = at::ones({}, tensorsOn(o)), other = at::ones({}, tensorsOn(o).dtype(at::kDouble));
+  hw.cast_input_us = pairedExtraUs([&] { return boxedCallUs("aten::mul_", "Tensor", {x, other}, o); },
+                                   [&] { return boxedCallUs("aten::mul_", "Tensor", {x, same}, o); });
 }
 
 // The element types the GEMM and conv points are measured in, by the names
@@ -43,6 +165,23 @@ bool kernelRuns(const std::function<void()>& call) {
     return true;
   } catch (const c10::Error&) {
     return false;
+  }
+}
+
+// HwProfile::call_extra_us: addmm and linear against the mm of their product.
+void measureGemmCalls(const ProfileOptions& o, HwProfile& hw) {
+  const at::Tensor x = at::randn({HwProfile::kGemmCallM, HwProfile::kGemmCallK}, tensorsOn(o));
+  const at::Tensor w = at::randn({HwProfile::kGemmCallN, HwProfile::kGemmCallK}, tensorsOn(o));
+  const at::Tensor b = at::randn({HwProfile::kGemmCallN}, tensorsOn(o));
+  const c10::Scalar one(1);
+  const auto mm = [&] { return boxedCallUs("aten::mm", "", {x, w.t()}, o); };
+  const std::pair<const char*, std::vector<c10::IValue>> calls[] = {
+      {"aten::addmm", {b, x, w.t(), one, one}},
+      {"aten::linear", {x, w, b}},
+      {"aten::linear:nobias", {x, w, c10::IValue()}}};
+  for (const auto& [key, args] : calls) {
+    const char* op = std::string(key).rfind("aten::addmm", 0) == 0 ? "aten::addmm" : "aten::linear";
+    hw.call_extra_us[key] = pairedExtraUs([&, op] { return boxedCallUs(op, "", args, o); }, mm);
   }
 }
 
@@ -100,6 +239,7 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
     if (transposed_too && o.progress) {
       o.progress("gemm float32, B transposed: " + std::to_string(hw.gemm_nt.size()) + " shapes");
     }
+    if (transposed_too) measureGemmCalls(o, hw);
     // Batched GEMMs from attention heads (few, wide) to pairwise
     // interactions (hundreds of tiny ones, as DLRM's).
     for (int64_t bt : {4, 32, 256}) {

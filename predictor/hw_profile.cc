@@ -362,6 +362,8 @@ std::string profileToJson(const HwProfile& hw) {
   j["view_us"] = hw.view_us;
   j["replay_step_us"] = hw.replay_step_us;
   j["call_cold_us"] = hw.call_cold_us;
+  if (hw.call_cold_view_us >= 0) j["call_cold_view_us"] = hw.call_cold_view_us;
+  if (hw.cast_input_us > 0) j["cast_input_us"] = hw.cast_input_us;
   json cold = json::array();
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
@@ -398,6 +400,8 @@ std::string profileToJson(const HwProfile& hw) {
   }
   j["gemm"] = gemmJson(hw.gemm);
   if (!hw.gemm_nt.empty()) j["gemm_nt"] = gemmJson(hw.gemm_nt);
+  if (!hw.call_extra_us.empty()) j["call_extra_us"] = hw.call_extra_us;
+  if (!hw.call_us.empty()) j["call_us"] = hw.call_us;
   j["bmm"] = gemmJson(hw.bmm);
   j["conv"] = convJson(hw.conv);
   json bw = json::object();
@@ -445,6 +449,16 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   if (j.contains("call_cold_us")) {
     hw.call_cold_us = field<double>(j, "call_cold_us", path, "profile");
     if (hw.call_cold_us < 0) ETB_INPUT_ERROR(SourceLoc{path}, "call_cold_us ", hw.call_cold_us, " is negative");
+  }
+  if (j.contains("cast_input_us")) {
+    hw.cast_input_us = field<double>(j, "cast_input_us", path, "profile");
+    if (hw.cast_input_us < 0) ETB_INPUT_ERROR(SourceLoc{path}, "cast_input_us ", hw.cast_input_us, " is negative");
+  }
+  if (j.contains("call_cold_view_us")) {
+    hw.call_cold_view_us = field<double>(j, "call_cold_view_us", path, "profile");
+    if (hw.call_cold_view_us < 0) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "call_cold_view_us ", hw.call_cold_view_us, " is negative");
+    }
   }
   if (j.contains("launch_scale")) {
     hw.launch_scale = field<double>(j, "launch_scale", path, "profile");
@@ -511,14 +525,16 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
       ETB_INPUT_ERROR(SourceLoc{path}, "speed_guard.slowdown ", hw.speed_guard.slowdown, " is below 1");
     }
   }
-  if (j.contains("launch_us")) {
-    const json& l = j["launch_us"];
-    if (!l.is_object()) ETB_INPUT_ERROR(SourceLoc{path}, "launch_us: not an object of op name -> us");
+  for (const auto& [key, table] : {std::pair{"launch_us", &hw.launch_us}, std::pair{"call_extra_us", &hw.call_extra_us},
+                             std::pair{"call_us", &hw.call_us}}) {
+    if (!j.contains(key)) continue;
+    const json& l = j[key];
+    if (!l.is_object()) ETB_INPUT_ERROR(SourceLoc{path}, key, ": not an object of op name -> us");
     for (const auto& [name, us] : l.items()) {
       if (!us.is_number() || us.get<double>() < 0) {
-        ETB_INPUT_ERROR(SourceLoc{path}, "launch_us.", name, ": not a non-negative number");
+        ETB_INPUT_ERROR(SourceLoc{path}, key, ".", name, ": not a non-negative number");
       }
-      hw.launch_us[name] = us.get<double>();
+      (*table)[name] = us.get<double>();
     }
   }
   if (j.contains("batchnorm_backward_planes")) {

@@ -202,6 +202,12 @@ struct HwProfile {
   MemoryFacts memory;
   double dispatch_us = 0;  // one boxed call of a trivial op, as et_replay makes it
   double view_us = 0;      // one boxed call of a view op (no data touched)
+  // CPU profiles: one boxed call of each op that runs no kernel (views,
+  // allocations, a no-op to() or contiguous(), a scalar read), by op name
+  // ("aten::t"). A replayed expand or permute took 1.7-1.8 us against a
+  // view's 1.2, and an item 0.4. Ops not in it take view_us. Empty in
+  // older profiles.
+  std::map<std::string, double> call_us;
   // What et_replay spends per op beyond the call a kernel curve times (its
   // stack, clock stamps, releases, and a different kernel each call):
   // measured by replaying a chain of tiny ops (hw_bench_replay.cc).
@@ -217,6 +223,23 @@ struct HwProfile {
   double call_cold_us = 0;
   // The kinds of ops in call_cold_us's round (timing.cc, OtherKinds).
   static constexpr int kCallColdKinds = 16;
+  // CPU profiles: call_cold_us for a view op (t, detach, alias): such a
+  // call runs no kernel and no TensorIterator, and leaves little code to
+  // lose. Over thirty small models' replays here a view cost 0.4 us beyond
+  // its hot call and the step where call_cold_us charged 1.2-1.3 (and a
+  // memory-bound op 1.6); the cold-call probe after its round of sixteen
+  // kinds read 1.1 for views, 1.3 for the rest. So it is measured in a
+  // replay: the replay-step chain with a view after each kernel, its
+  // views' replayed cost over their hot calls less replay_step_us
+  // (hw_bench_replay.cc). A view pays it after another kind, with no growth
+  // beyond. -1 in older profiles: views pay call_cold_us.
+  double call_cold_view_us = -1;
+  // What an elementwise op pays to convert an input of another type than
+  // the one it computes in (TensorIterator's .to() of a 0-dim double
+  // scalar): a boxed mul_ of 64 floats by a 0-dim double less the same by
+  // a 0-dim float, microseconds (OpModel::castInputsUs). A fixed call cost:
+  // the slowdown leaves it unscaled. 0 in older profiles.
+  double cast_input_us = 0;
   // GPU profiles: a replayed call's host time over its hot-loop launch
   // (launch_us), fitted with replay_step_us to replayed chains of kernels
   // and of views (hw_bench_replay.cc); 1 elsewhere.
@@ -305,6 +328,21 @@ struct HwProfile {
   // x 512 one took 20 us against 8 with B contiguous). Empty in older
   // profiles: such GEMMs then take the plain grid's rates.
   std::vector<GemmPoint> gemm_nt;
+  // CPU profiles: what an op's call costs beyond the kernel its model
+  // prices, by op: a GEMM op's beyond the mm of its product at the float32
+  // [kGemmCallM, kGemmCallK] x [kGemmCallK, kGemmCallN]^T shape ("aten::addmm":
+  // the bias broadcast into the output before the product; "aten::linear",
+  // with a bias: the t() view and addmm's; "aten::linear:nobias", through
+  // matmul), mean's beyond the sum it runs first, and the filling factories'
+  // (zeros, ones, full, zeros_like, ones_like, new_zeros) beyond zero_ of as
+  // many floats. Each the median of paired differences. A replayed linear
+  // of [8, 16] by a [16, 16] weight with a bias took 5.5-6.5 us where its
+  // product's curve gave 1.9, a mean of 36 floats 5.7 against the sum's 1.5.
+  // et_predict adds the op's entry unscaled (a call's cost), and to a GEMM
+  // with a bias its copy's growth with the output beyond the probe's on the
+  // unary curve. Empty in older and GPU profiles.
+  std::map<std::string, double> call_extra_us;
+  static constexpr int64_t kGemmCallM = 8, kGemmCallK = 16, kGemmCallN = 16;
   std::vector<GemmPoint> bmm;
   std::vector<ConvPoint> conv;
   // Memory-bound curves by kernel class: "elementwise" (2 reads, 1 write),

@@ -53,6 +53,8 @@ const std::set<std::string> kView = {
     "empty_strided", "new_empty", "new_empty_strided", "set_", "resize_", "record_stream",
     // in place, but on the tensor's metadata only: no element is read or written
     "detach_", "squeeze_", "unsqueeze_", "t_", "transpose_", "as_strided_"};
+// Ops that read one element to the host (item, if x:, a Python number).
+const std::set<std::string> kScalarRead = {"item", "_local_scalar_dense", "is_nonzero"};
 // Ops that are views when the output is the input tensor, copies otherwise
 // (resolve_conj / resolve_neg copy only a tensor whose conjugate or negative
 // bit is set).
@@ -234,6 +236,17 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
   std::string name = opKind(t, node);
   if (name.rfind("aten::", 0) == 0) name = name.substr(6);
   OpShapes sh = opShapes(t, node);
+  OpEstimate e = kernelEstimate(t, node, name, sh, cold, l3, channels_last, transposed);
+  if (e.fallback) return e;
+  const double extra = callExtraUs(name, sh);
+  e.us += extra;
+  e.fixed_us += extra;
+  return e;
+}
+
+OpEstimate OpModel::kernelEstimate(const trace::Trace& t, const trace::Node& node, const std::string& name,
+                                   OpShapes& sh, double cold, double l3, uint32_t channels_last,
+                                   uint32_t transposed) const {
   for (TensorFacts& f : sh.in) {
     if (f.arg < 32 && (channels_last >> f.arg & 1u)) f.channels_last = true;
     if (f.arg < 32 && (transposed >> f.arg & 1u)) f.transposed = true;
@@ -246,7 +259,7 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
       bool nt = false;
       const double us = d.b > 1 && !bmm_.empty() ? bmmUs(d, dtype, &typed)
                                                  : gemmUs(d.b * d.m, d.n, d.k, dtype, &typed, d.b_transposed, &nt);
-      return {us, (nt ? "gemm_nt" : "gemm") + typed, false};
+      return {us + biasCopyUs(name, sh), (nt ? "gemm_nt" : "gemm") + typed, false};
     }
   }
   if (auto attention = attentionEstimate(name, sh)) return *attention;
@@ -262,7 +275,11 @@ OpEstimate OpModel::estimate(const trace::Trace& t, const trace::Node& node, dou
     const std::string op = opKind(t, node, &overload);
     return {foreachUs(overload.empty() ? op : op + "." + overload, sh, cold, l3), "foreach", false};
   }
-  if (kView.count(name)) return {hw_.view_us, "view", false};
+  if (kView.count(name)) return {viewCallUs(name), "view", false};
+  // A CPU tensor's value read on the host: a call and no kernel.
+  if (kScalarRead.count(name) && !hw_.gpu() && hw_.call_us.count("aten::" + name)) {
+    return {viewCallUs(name), "view", false};
+  }
   if (auto pool = poolEstimate(name, sh)) return *pool;
   return memoryEstimate(name, sh, cold, l3);
 }
@@ -356,7 +373,7 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   double out = 0;
   for (const TensorFacts& f : sh.out) out += f.bytes;
   if (kMaybeCopy.count(name)) {
-    if (sh.outputSameAsInput()) return {hw_.view_us, "view", false};
+    if (sh.outputSameAsInput()) return {viewCallUs(name), "view", false};
     return {memoryUs("copy", sh.bytes(), cold, l3), "memory:copy", false};
   }
   if (kRng.count(name)) return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
@@ -408,13 +425,82 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
     return {us, "memory:fill", false};
   }
   // In place (add_, mul_, ...): nothing allocated, so no page faults.
+  double copied = 0;
+  const double cast = castInputsUs(sh, &copied);
   if (name.back() == '_' && sh.outputSameAsInput() && hw_.bandwidth.count("inplace")) {
-    return {memoryUs("inplace", sh.bytes(), cold, l3), "memory:inplace", false};
+    return {memoryUs("inplace", sh.bytes(), cold, l3) + cast + copied, "memory:inplace", false, cast};
   }
   const std::string cls = sh.tensorInputs() >= 2 ? "elementwise" : "unary";
   // Anything else is a fallback: an op of unknown cost; the caller prefers
   // its children's sum.
-  return {memoryUs(cls, sh.bytes(), cold, l3), "memory:" + cls, kArithmetic.count(name) == 0};
+  return {memoryUs(cls, sh.bytes(), cold, l3) + cast + copied, "memory:" + cls,
+          kArithmetic.count(name) == 0, cast};
+}
+
+// A call that runs no kernel: the profile's own boxed call of the op where
+// it timed one (HwProfile::call_us), else of aten::view.
+double OpModel::viewCallUs(const std::string& name) const {
+  const auto it = hw_.call_us.find("aten::" + name);
+  return it == hw_.call_us.end() ? hw_.view_us : it->second;
+}
+
+// What an op's call costs beyond the kernel its model prices, on a CPU
+// (HwProfile::call_extra_us: addmm and linear over their product's mm,
+// mean over sum, zeros over zero_, ...): a linear without a bias goes
+// through matmul, its own entry.
+double OpModel::callExtraUs(const std::string& name, const OpShapes& sh) const {
+  if (hw_.gpu() || hw_.call_extra_us.empty()) return 0;
+  std::string key = "aten::" + name;
+  if (name == "linear") {
+    const TensorFacts* b = sh.inputArg(2);
+    if (b == nullptr || b->numel <= 0) key += ":nobias";
+  }
+  const auto it = hw_.call_extra_us.find(key);
+  return it == hw_.call_extra_us.end() ? 0 : it->second;
+}
+
+// The bias a GEMM op broadcasts into its output before the product (addmm,
+// linear with a bias), for an output larger than call_extra_us's probe's,
+// on the unary curve: the probe's own is in its entry.
+double OpModel::biasCopyUs(const std::string& name, const OpShapes& sh) const {
+  if (hw_.gpu() || hw_.call_extra_us.empty() || sh.out.empty()) return 0;
+  if (name == "linear") {
+    const TensorFacts* b = sh.inputArg(2);
+    if (b == nullptr || b->numel <= 0) return 0;
+  } else if (name != "addmm" && name != "_addmm_activation") {
+    return 0;
+  }
+  const double probe = 4.0 * HwProfile::kGemmCallM * HwProfile::kGemmCallN;
+  return std::max(0.0, memoryUs("unary", 2 * sh.out.front().bytes) - memoryUs("unary", 2 * probe));
+}
+
+// TensorIterator converts an input of another type than the op computes
+// in with a .to() of its own before the kernel (a Python scalar the trace
+// records as a 0-dim double or long tensor, as p.mul_(0.9) passes it, or a
+// float tensor plus a long one): a call of HwProfile::cast_input_us each,
+// returned, and for a tensor with dimensions the copy of its bytes on the
+// unary curve (`copied`). The type computed in is the first input's with
+// dimensions (a 0-dim one does not promote them), else the first's. Over
+// thirty small models' replays here a float mul_ by a 0-dim double took
+// 3.2 us, by a float tensor 1.2.
+double OpModel::castInputsUs(const OpShapes& sh, double* copied) const {
+  *copied = 0;
+  if (hw_.cast_input_us <= 0 || sh.in.size() < 2) return 0;
+  trace::DType common = sh.in.front().dtype;
+  for (const TensorFacts& f : sh.in) {
+    if (!f.shape.empty()) {
+      common = f.dtype;
+      break;
+    }
+  }
+  if (common == trace::DType::kUnknown) return 0;
+  double us = 0;
+  for (const TensorFacts& f : sh.in) {
+    if (f.dtype == trace::DType::kUnknown || f.dtype == common) continue;
+    us += hw_.cast_input_us;
+    if (!f.shape.empty()) *copied += memoryUs("unary", 2 * f.bytes);
+  }
+  return us;
 }
 
 // Sums by index: index_add_ (self, dim, index, source) reads the

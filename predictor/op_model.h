@@ -50,6 +50,10 @@ struct OpEstimate {
   // No model knows this op: `us` is a bytes-moved guess, and a caller that
   // has the op's recorded children should sum theirs instead.
   bool fallback = false;
+  // Of `us`, what extra calls inside the op cost whatever the machine's
+  // speed (a mixed-type input's cast: HwProfile::cast_input_us), which the
+  // slowdown leaves unscaled as it does a call's dispatch.
+  double fixed_us = 0;
 };
 
 class OpModel {
@@ -134,6 +138,13 @@ class OpModel {
   // kernel's "@cold" and "@l3" curves), in the proportion of its time
   // (`op_us`) that streaming its inputs takes. 0 on a GPU profile.
   double inputsFromAfarUs(const OpShapes& shapes, double op_us, double cold, double l3) const;
+  double castInputsUs(const OpShapes& shapes, double* copied) const;
+  double callExtraUs(const std::string& name, const OpShapes& shapes) const;
+  double biasCopyUs(const std::string& name, const OpShapes& shapes) const;
+  OpEstimate kernelEstimate(const trace::Trace& trace, const trace::Node& node, const std::string& name,
+                            OpShapes& shapes, double cold, double l3, uint32_t channels_last,
+                            uint32_t transposed) const;
+  double viewCallUs(const std::string& name) const;
   double coldExtraUs(const std::string& cls, double bytes) const;
   double l3ExtraUs(const std::string& cls, double bytes) const;
   std::string rngClass(const OpShapes& shapes) const;

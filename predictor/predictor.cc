@@ -50,19 +50,21 @@ class Coster {
     const trace::Node& n = t_.nodes[index];
     OpEstimate e = m_.estimate(t_, n, cold, l3, channels_last_[index], transposed_[index]);
     if (!e.fallback) return e;
-    double sum = 0;
+    double sum = 0, fixed = 0;
     bool work = false;
     for (uint32_t c : children_[index]) {
       if (t_.nodes[c].kind != trace::NodeKind::kOperator) continue;
       const OpEstimate child = cost(c, cold, l3);
       sum += child.us;
+      fixed += child.fixed_us;
       work = work || child.family != "view";
     }
-    if (work) return {sum, "composite", false};
+    if (work) return {sum, "composite", false, fixed};
     // Children that only allocate or view (torch 2.x's native_dropout
     // records two empty_like and runs its kernel itself): the op's own
     // bytes-moved estimate, the children's calls beside it.
     e.us += sum;
+    e.fixed_us += fixed;
     return e;
   }
 
@@ -320,8 +322,12 @@ class StepBuilder {
     // call_cold_us is such a call after its round of kCallColdKinds kinds;
     // a kind that comes back after more pays what the cold_kinds curve grows
     // beyond that count too (older profiles: none).
+    // A view pays its own level where the profile has one (call_cold_view_us).
     const std::string& kind = out.name;  // build() set it to the op's kind
-    if (!hw_.cold_kinds.empty()) {
+    if (e.family == "view" && hw_.call_cold_view_us >= 0) {
+      const bool other_before = hw_.cold_kinds.empty() ? kind != prev_kind_ : kinds_since_ != 0;
+      out.cold_code_us = other_before ? hw_.call_cold_view_us : 0;
+    } else if (!hw_.cold_kinds.empty()) {
       out.cold_code_us =
           kinds_since_ == 0
               ? 0
@@ -344,7 +350,8 @@ class StepBuilder {
     // probe ran 1.45x its fastest, a boxed add of 4 floats took its
     // profiled 1.4 us and replayed views their unscaled 1.0 us, while small
     // models (0.1-2 ms steps) came out +30..+170% with everything scaled.
-    const double fixed = e.family == "view" ? e.us : std::min(e.us, hw_.dispatch_us);
+    const double fixed =
+        e.family == "view" ? e.us : std::min(e.us - e.fixed_us, hw_.dispatch_us) + e.fixed_us;
     out.us = step.us =
         ((e.us - fixed + out.first_touch_us + out.release_us + out.episode_us) / (1 - hw_.stall_share) +
          coldAfterUs(hw_.cold_after, prev_us_)) * p_.slowdown +

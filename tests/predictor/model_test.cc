@@ -410,6 +410,44 @@ TEST(HwProfile, AGpuProfilesLaunchTableRoundTripsAndAMalformedOneIsRefused) {
   expectRefusedNaming(hw, "launch_us.aten::mm");
 }
 
+// A CPU profile's call costs (a view's cold call, a mixed-type input's
+// cast, the GEMM ops' calls beyond their product) are written and read
+// back; absent in older profiles they read as "none" (-1, 0, empty); a
+// negative one is refused naming the file and the field.
+TEST(HwProfile, TheCallCostsRoundTripAndANegativeOneIsRefused) {
+  HwProfile hw = handProfile();
+  hw.call_cold_view_us = 0.25;
+  hw.cast_input_us = 1.75;
+  hw.call_extra_us = {{"aten::addmm", 2.5}, {"aten::linear:nobias", 1}};
+  hw.call_us = {{"aten::t", 0.5}, {"aten::item", 0.25}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "cpu.json");
+  EXPECT_EQ(back.call_us, hw.call_us);
+  EXPECT_DOUBLE_EQ(back.call_cold_view_us, 0.25);
+  EXPECT_DOUBLE_EQ(back.cast_input_us, 1.75);
+  EXPECT_EQ(back.call_extra_us, hw.call_extra_us);
+  const HwProfile old = profileFromJson(profileToJson(handProfile()), "old.json");
+  EXPECT_TRUE(old.call_extra_us.empty());
+  EXPECT_TRUE(old.call_us.empty());
+  EXPECT_DOUBLE_EQ(old.call_cold_view_us, -1);
+  EXPECT_DOUBLE_EQ(old.cast_input_us, 0);
+  for (const char* field : {"call_cold_view_us", "cast_input_us"}) {
+    nlohmann::json j = nlohmann::json::parse(profileToJson(hw));
+    j[field] = -0.5;
+    try {
+      profileFromJson(j.dump(), "bad.json");
+      ADD_FAILURE() << "a negative " << field << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+  hw.call_us["aten::t"] = -1;
+  expectRefusedNaming(hw, "call_us.aten::t");
+  hw.call_us["aten::t"] = 0.5;
+  hw.call_extra_us["aten::addmm"] = -1;
+  expectRefusedNaming(hw, "call_extra_us.aten::addmm");
+}
+
 // The batch norm plane table is written and read back in plane order; a
 // plane time of 0 is refused naming the file and the table.
 TEST(HwProfile, TheBatchNormPlaneTableRoundTripsAndABadTimeIsRefused) {

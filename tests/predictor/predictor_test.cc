@@ -296,6 +296,145 @@ TEST(Predictor, OnACpuACallAfterAnotherKindPaysTheColdCall) {
   EXPECT_NEAR(p.ranks[0].ops[2].us, base.ranks[0].ops[2].us + 3, 1e-9);
 }
 
+// A view pays the profile's view level after another kind, not the
+// kernels' call_cold_us: relu, t, t, relu with call_cold_us 3 and
+// call_cold_view_us 0.5: the first t pays 0.5, the second (after a t)
+// nothing, the last relu 3. Catches the view charged call_cold_us (+2.5),
+// nothing (-0.5), or the view level kept for the relu after it (-2.5).
+TEST(Predictor, OnACpuAViewAfterAnotherKindPaysTheViewsColdCall) {
+  TraceBuilder b;
+  const auto r = b.tensor({500}), o1 = b.tensor({500}), w = b.tensor({4, 4});
+  const auto wt = b.tensor({4, 4}), wtt = b.tensor({4, 4}), o2 = b.tensor({500});
+  b.op("aten::relu(Tensor self) -> Tensor", {r}, {o1});
+  b.op("aten::t(Tensor(a) self) -> Tensor(a)", {w}, {wt});
+  b.op("aten::t(Tensor(a) self) -> Tensor(a)", {wt}, {wtt});
+  b.op("aten::relu(Tensor self) -> Tensor", {o1}, {o2});
+  const trace::Trace t = b.finish();
+  const Prediction base = predictIteration({&t}, smallProfile(), {});
+  HwProfile hw = smallProfile();
+  hw.call_cold_us = 3;
+  hw.call_cold_view_us = 0.5;
+  const Prediction p = predictIteration({&t}, hw, {});
+  ASSERT_EQ(p.ranks[0].ops.size(), 4u);
+  EXPECT_EQ(p.ranks[0].ops[1].family, "view");
+  EXPECT_NEAR(p.ranks[0].ops[1].cold_code_us, 0.5, 1e-12);
+  EXPECT_NEAR(p.ranks[0].ops[2].cold_code_us, 0, 1e-12);
+  EXPECT_NEAR(p.ranks[0].ops[3].cold_code_us, 3, 1e-12);
+  EXPECT_NEAR(p.iter_ms - base.iter_ms, (3 + 0.5 + 3) / 1e3, 1e-9);
+  // A profile without the view level: the view pays call_cold_us.
+  hw.call_cold_view_us = -1;
+  EXPECT_NEAR(predictIteration({&t}, hw, {}).ranks[0].ops[1].cold_code_us, 3, 1e-12);
+}
+
+// A float mul_ by a 0-dim int (a Python scalar as the trace records it)
+// pays the profile's cast_input_us over the same by a 0-dim float, and the
+// slowdown leaves that unscaled; a float add of an int tensor with
+// dimensions pays the cast and the int tensor's copy on the unary curve
+// (2 x 2000 bytes: 4 us on smallProfile's, 8 at the 2x slowdown) too; a
+// 0-dim int times a float tensor casts the scalar alone. Catches the charge
+// missing, scaled by the slowdown (+1.5 at 2x), the copy left out (-8), or
+// the first input taken for the type computed in (the last: +9.5).
+TEST(Predictor, AnInputOfAnotherTypeCostsItsCastUnscaled) {
+  const auto one = [](trace::DType other) {
+    TraceBuilder b;
+    const auto x = b.tensor({500}), s = b.tensor({}, other), y = b.tensor({500}), z = b.tensor({500});
+    b.op("aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", {x, s}, {x});
+    const auto l = b.tensor({500}, other);
+    b.op("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", {y, l}, {z});
+    const auto s2 = b.tensor({}, other), w = b.tensor({500});
+    b.op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", {s2, z}, {w});
+    return b.finish();
+  };
+  HwProfile hw = smallProfile();
+  hw.bandwidth["inplace"] = {{1000, 2}, {4000, 4}};
+  hw.bandwidth["elementwise"] = {{1000, 2}, {4000, 4}};
+  hw.cast_input_us = 1.5;
+  hw.speed_guard.slowdown = 2;
+  // int32 as the other type: the same bytes as float, so only the cast differs.
+  const trace::Trace same = one(trace::DType::kFloat), mixed = one(trace::DType::kInt32);
+  const Prediction a = predictIteration({&same}, hw, {}), m = predictIteration({&mixed}, hw, {});
+  ASSERT_EQ(m.ranks[0].ops.size(), 3u);
+  EXPECT_NEAR(m.ranks[0].ops[0].us - a.ranks[0].ops[0].us, 1.5, 1e-9);
+  EXPECT_NEAR(m.ranks[0].ops[1].us - a.ranks[0].ops[1].us, 1.5 + 2 * 4, 1e-9);
+  EXPECT_NEAR(m.ranks[0].ops[2].us - a.ranks[0].ops[2].us, 1.5, 1e-9);
+  hw.cast_input_us = 0;  // older profiles: no charge
+  EXPECT_NEAR(predictIteration({&mixed}, hw, {}).iter_ms, predictIteration({&same}, hw, {}).iter_ms, 1e-12);
+}
+
+// Ops that run no kernel take the profile's own call of their kind where
+// it has one (call_us), else view_us: an expand at 1.75, a t at 0.25, a
+// slice (not in the table) at view_us 0.5, an item of a 0-dim tensor at
+// 0.125 instead of its children or a bytes guess. Catches the table
+// ignored (every view at 0.5), the lookup keyed with the overload, or the
+// item left to another model.
+TEST(Predictor, AnOpThatRunsNoKernelTakesItsOwnMeasuredCall) {
+  TraceBuilder b;
+  const auto v = b.tensor({4}), e = b.tensor({4, 4}), et = b.tensor({4, 4}), sl = b.tensor({2, 4});
+  const auto s = b.tensor({});
+  b.op("aten::expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+       {v, test::intList(b.trace(), {4, 4}), trace::Value{}}, {e});
+  b.op("aten::t(Tensor(a) self) -> Tensor(a)", {e}, {et});
+  b.op("aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+       {et}, {sl});
+  b.op("aten::item(Tensor self) -> Scalar", {s}, {});
+  const trace::Trace t = b.finish();
+  HwProfile hw = smallProfile();
+  hw.call_us = {{"aten::expand", 1.75}, {"aten::t", 0.25}, {"aten::item", 0.125}};
+  const Prediction p = predictIteration({&t}, hw, {});
+  ASSERT_EQ(p.ranks[0].ops.size(), 4u);
+  const double want[] = {1.75, 0.25, 0.5, 0.125};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(p.ranks[0].ops[i].family, "view") << i;
+    EXPECT_NEAR(p.ranks[0].ops[i].us, want[i], 1e-12) << i;
+  }
+}
+
+// A linear with a bias, one without, an addmm at the probe's shape and a
+// larger linear pay the profile's call_extra_us entry of their variant,
+// unscaled at a 2x slowdown, and the larger one also its bias copy's growth
+// beyond the probe's [8, 16] output on the unary curve (closed form on
+// smallProfile's {1000: 2, 4000: 4}: 2 x 1024 bytes read 2 x 2^(log 1.024 /
+// log 4), 2 x 8192 the last point's rate), scaled; a mean and a zeros pay
+// theirs, a sum (no entry) nothing. Catches an entry missed, the wrong one
+// taken (the nobias linear paying the bias one's), the call scaled, or the
+// copy left out.
+TEST(Predictor, AnOpPaysItsMeasuredCallBeyondItsKernel) {
+  TraceBuilder b;
+  const auto x = b.tensor({8, 16}), w = b.tensor({16, 16}), bias = b.tensor({16}), wt = b.tensor({16, 16});
+  const auto y1 = b.tensor({8, 16}), y2 = b.tensor({8, 16}), y3 = b.tensor({8, 16});
+  const std::string linear = "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
+  b.op(linear, {x, w, bias}, {y1});
+  b.op(linear, {x, w, trace::Value{}}, {y2});
+  b.op("aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+       {bias, x, wt}, {y3});
+  const auto X = b.tensor({64, 128}), W = b.tensor({32, 128}), B = b.tensor({32}), Y = b.tensor({64, 32});
+  b.op(linear, {X, W, B}, {Y});
+  const auto r = b.tensor({32, 40}), m = b.tensor({32}), m2 = b.tensor({32}), z = b.tensor({64});
+  b.op("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       {r, test::intList(b.trace(), {-1})}, {m});
+  b.op("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       {r, test::intList(b.trace(), {-1})}, {m2});
+  b.op("aten::zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+       {test::intList(b.trace(), {64})}, {z});
+  const trace::Trace t = b.finish();
+  HwProfile hw = smallProfile();
+  hw.speed_guard.slowdown = 2;
+  const Prediction base = predictIteration({&t}, hw, {});
+  hw.call_extra_us = {{"aten::addmm", 2}, {"aten::linear", 3}, {"aten::linear:nobias", 1.25},
+                      {"aten::mean", 4}, {"aten::zeros", 0.75}};
+  const Prediction p = predictIteration({&t}, hw, {});
+  ASSERT_EQ(p.ranks[0].ops.size(), 7u);
+  const auto extra = [&](size_t i) { return p.ranks[0].ops[i].us - base.ranks[0].ops[i].us; };
+  EXPECT_NEAR(extra(0), 3, 1e-9);
+  EXPECT_NEAR(extra(1), 1.25, 1e-9);
+  EXPECT_NEAR(extra(2), 2, 1e-9);
+  const double copy = 4 * 16384 / 4000.0 - 2 * std::pow(2.0, std::log(1.024) / std::log(4.0));
+  EXPECT_NEAR(extra(3), 3 + 2 * copy, 1e-9);
+  EXPECT_NEAR(extra(4), 4, 1e-9);
+  EXPECT_NEAR(extra(5), 0, 1e-9);
+  EXPECT_NEAR(extra(6), 0.75, 1e-9);
+}
+
 // Eighteen unary kinds, then the first again: in the steady state the
 // first call follows the last (its own kind, no other between), every
 // other has the seventeen other kinds since its kind last ran. With
