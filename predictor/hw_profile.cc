@@ -35,6 +35,16 @@ T field(const json& obj, const char* key, const std::string& path, const std::st
   }
 }
 
+// An optional top-level number of a profile into `out` (left as it is when
+// absent), refused naming the path when below `least`.
+void optionalAtLeast(const json& j, const char* key, const std::string& path, double least, double* out) {
+  if (!j.contains(key)) return;
+  *out = field<double>(j, key, path, "profile");
+  if (*out >= least) return;
+  if (least == 0) ETB_INPUT_ERROR(SourceLoc{path}, key, " ", *out, " is negative");
+  ETB_INPUT_ERROR(SourceLoc{path}, key, " ", *out, " is below ", least);
+}
+
 const json& member(const json& obj, const char* key, const std::string& path) {
   const auto it = obj.find(key);
   if (it == obj.end()) ETB_INPUT_ERROR(SourceLoc{path}, "missing \"", key, "\"");
@@ -446,32 +456,12 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   hw.dispatch_us = field<double>(j, "dispatch_us", path, "profile");
   hw.view_us = field<double>(j, "view_us", path, "profile");
   hw.replay_step_us = field<double>(j, "replay_step_us", path, "profile");
-  if (j.contains("call_cold_us")) {
-    hw.call_cold_us = field<double>(j, "call_cold_us", path, "profile");
-    if (hw.call_cold_us < 0) ETB_INPUT_ERROR(SourceLoc{path}, "call_cold_us ", hw.call_cold_us, " is negative");
-  }
-  if (j.contains("cast_input_us")) {
-    hw.cast_input_us = field<double>(j, "cast_input_us", path, "profile");
-    if (hw.cast_input_us < 0) ETB_INPUT_ERROR(SourceLoc{path}, "cast_input_us ", hw.cast_input_us, " is negative");
-  }
-  if (j.contains("call_cold_view_us")) {
-    hw.call_cold_view_us = field<double>(j, "call_cold_view_us", path, "profile");
-    if (hw.call_cold_view_us < 0) {
-      ETB_INPUT_ERROR(SourceLoc{path}, "call_cold_view_us ", hw.call_cold_view_us, " is negative");
-    }
-  }
-  if (j.contains("launch_scale")) {
-    hw.launch_scale = field<double>(j, "launch_scale", path, "profile");
-    if (hw.launch_scale < 1) ETB_INPUT_ERROR(SourceLoc{path}, "launch_scale ", hw.launch_scale, " is below 1");
-  }
-  if (j.contains("launch_first_scale")) {
-    hw.launch_first_scale = field<double>(j, "launch_first_scale", path, "profile");
-    if (hw.launch_first_scale < 1) {
-      ETB_INPUT_ERROR(SourceLoc{path}, "launch_first_scale ", hw.launch_first_scale, " is below 1");
-    }
-  } else {
-    hw.launch_first_scale = hw.launch_scale;
-  }
+  optionalAtLeast(j, "call_cold_us", path, 0, &hw.call_cold_us);
+  optionalAtLeast(j, "cast_input_us", path, 0, &hw.cast_input_us);
+  optionalAtLeast(j, "call_cold_view_us", path, 0, &hw.call_cold_view_us);
+  optionalAtLeast(j, "launch_scale", path, 1, &hw.launch_scale);
+  hw.launch_first_scale = hw.launch_scale;
+  optionalAtLeast(j, "launch_first_scale", path, 1, &hw.launch_first_scale);
   if (j.contains("sync_latency_us")) hw.sync_latency_us = field<double>(j, "sync_latency_us", path, "profile");
   if (j.contains("synchronising_ops")) {
     const json& ops = j["synchronising_ops"];
