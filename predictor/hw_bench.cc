@@ -175,13 +175,15 @@ void measureGemmCalls(const ProfileOptions& o, HwProfile& hw) {
   const at::Tensor b = at::randn({HwProfile::kGemmCallN}, tensorsOn(o));
   const c10::Scalar one(1);
   const auto mm = [&] { return boxedCallUs("aten::mm", "", {x, w.t()}, o); };
-  const std::pair<const char*, std::vector<c10::IValue>> calls[] = {
-      {"aten::addmm", {b, x, w.t(), one, one}},
-      {"aten::linear", {x, w, b}},
-      {"aten::linear:nobias", {x, w, c10::IValue()}}};
-  for (const auto& [key, args] : calls) {
-    const char* op = std::string(key).rfind("aten::addmm", 0) == 0 ? "aten::addmm" : "aten::linear";
-    hw.call_extra_us[key] = pairedExtraUs([&, op] { return boxedCallUs(op, "", args, o); }, mm);
+  const struct {
+    const char* key;
+    const char* op;
+    std::vector<c10::IValue> args;
+  } calls[] = {{"aten::addmm", "aten::addmm", {b, x, w.t(), one, one}},
+               {"aten::linear", "aten::linear", {x, w, b}},
+               {"aten::linear:nobias", "aten::linear", {x, w, c10::IValue()}}};
+  for (const auto& c : calls) {
+    hw.call_extra_us[c.key] = pairedExtraUs([&] { return boxedCallUs(c.op, "", c.args, o); }, mm);
   }
 }
 
