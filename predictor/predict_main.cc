@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <torch/version.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -126,10 +127,34 @@ double slowdownNow(const predict::HwProfile& hw, const Flags& f) {
   return std::max(1.0, predict::medianProbeUs(1.0) / hw.speed_guard.probe_us);
 }
 
+// --speed X: the slowdown over the profile's fastest probe to predict at,
+// as a replay's own probes measured it (et_replay --speed-probe's
+// speed_probe_us over the profile's speed_guard.probe_us; 1 = the machine
+// undisturbed, as the curves are).
+double givenSlowdown(const Flags& f) {
+  char* end = nullptr;
+  const double x = std::strtod(f.speed.c_str(), &end);
+  if (end == f.speed.c_str() || *end != '\0' || !(x >= 1) || !(x <= 100)) {
+    ETB_INPUT_ERROR(SourceLoc{"--speed"}, "expected profile, now or a slowdown from 1 to 100 "
+                                          "(the host's speed over the profile's fastest probe), got \"",
+                    f.speed, "\"");
+  }
+  if (f.options.device != "cpu") {
+    ETB_INPUT_ERROR(SourceLoc{"--speed"}, f.speed, ": a slowdown scales CPU ops; a ",
+                    f.options.device, " prediction's kernels run on the device");
+  }
+  return x;
+}
+
 int predictMain(Flags& f, int argc, char** argv) {
   const predict::HwProfile hw = predict::readProfile(f.hw);
   predict::checkProfileMatches(hw, f.hw, TORCH_VERSION, f.options.device);
-  if (f.speed == "now") f.options.slowdown = slowdownNow(hw, f);
+  if (f.speed == "now") {
+    f.options.slowdown = slowdownNow(hw, f);
+  } else if (f.speed != "profile") {
+    f.options.slowdown = givenSlowdown(f);
+    f.options.speed_from = "given";
+  }
   f.options.profile_path = f.hw;
   if (f.options.cores == 0) f.options.cores = allowedCpus();
   if (f.faults == "original") f.options.original_faults = originalFaults(f);
@@ -184,9 +209,9 @@ int main(int argc, char** argv) {
                  "the one beside each trace)");
   app.add_option("--speed", f.speed,
                  "host speed the CPU ops are predicted at: profile (its typical speed while "
-                 "measured) or now (this machine's at present, by a second of the profile's "
-                 "guard probe; the same CPU model only)")
-      ->check(CLI::IsMember({"profile", "now"}))
+                 "measured), now (this machine's at present, by a second of the profile's "
+                 "guard probe; the same CPU model only) or a slowdown over the profile's "
+                 "fastest probe (1 = undisturbed; a replay's speed_probe_us over probe_us)")
       ->capture_default_str();
   app.add_option("--report-json", f.report_json, "write the prediction as JSON");
   app.add_option("--report-html", f.report_html, "write a self-contained HTML page");

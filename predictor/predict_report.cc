@@ -123,11 +123,11 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
     out << "# " << p.comms_unsized << " collective(s) recorded without sizes, not replayed by "
         << "et_replay: predicted as 0 us\n";
   }
-  if (p.speed_from == "now") {
+  if (p.speed_from != "profile") {
     std::snprintf(line, sizeof(line),
-                  "# host speed: now, %.2fx the profile's fastest probe (typical while it was "
+                  "# host speed: %s, %.2fx the profile's fastest probe (typical while it was "
                   "measured: %.2fx)\n",
-                  p.slowdown, p.profile_slowdown);
+                  p.speed_from.c_str(), p.slowdown, p.profile_slowdown);
     out << line;
   }
   if (p.faults_from == "original") {

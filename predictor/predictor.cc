@@ -514,7 +514,7 @@ Prediction predictIteration(const std::vector<const trace::Trace*>& traces,
   p.comm_backend = commBackendOf(*traces.front(), o);
   p.profile_slowdown = profile.speed_guard.slowdown;
   p.slowdown = o.slowdown > 0 ? o.slowdown : p.profile_slowdown;
-  if (o.slowdown > 0) p.speed_from = "now";
+  if (o.slowdown > 0) p.speed_from = o.speed_from;
   const OpModel model(profile, o.index_dist, p.comm_backend);
   std::vector<std::vector<Step>> steps(static_cast<size_t>(world));
   for (int r = 0; r < world; ++r) {

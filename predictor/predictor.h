@@ -45,6 +45,7 @@ struct PredictOptions {
   // 0 = the profile's typical slowdown while it was measured; et_predict
   // --speed now probes this machine's present one (medianProbeUs).
   double slowdown = 0;
+  std::string speed_from = "now";  // with slowdown > 0: "now" or "given" (et_predict --speed X)
 };
 
 struct OpPrediction {
@@ -97,7 +98,7 @@ struct Prediction {
   double heap_start_bytes = 0;  // PredictOptions::heap_start_bytes, as used
   std::string faults_from = "heap model";  // or "original" (PredictOptions::original_faults)
   // The slowdown the CPU ops were predicted at, and whose it was: "profile"
-  // (its typical one) or "now" (PredictOptions::slowdown).
+  // (its typical one), "now" or "given" (PredictOptions::slowdown).
   double slowdown = 1, profile_slowdown = 1;  // the latter: HwProfile::speed_guard's
   std::string speed_from = "profile";
 };

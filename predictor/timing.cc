@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "replayer/host_probe.h"
 #include "replayer/timer.h"
 
 namespace etb::predict {
@@ -224,31 +225,12 @@ std::map<std::string, double> launchHostUs() {
 }
 
 namespace {
-// The guard's reference: four 64x64 mm's, in L1.
-std::function<void()> defaultReference() {
-  const at::Tensor a = at::rand({64, 64}), b = at::rand({64, 64});
-  at::Tensor c = at::empty({64, 64});
-  return [a, b, c]() mutable {
-    for (int i = 0; i < 4; ++i) at::mm_out(c, a, b);
-  };
-}
-
-// One probe: the faster of two rounds (an interrupt is not a spell).
-double bestOfTwoUs(const std::function<void()>& reference) {
-  double best = 0;
-  for (int round = 0; round < 2; ++round) {
-    const double t0 = replay::nowUs();
-    reference();
-    const double us = replay::nowUs() - t0;
-    if (round == 0 || us < best) best = us;
-  }
-  return best;
-}
+using replay::bestOfTwoUs;
 
 class SpeedGuard {
  public:
   SpeedGuard(double retry_budget, std::function<void()> reference) : budget_(retry_budget) {
-    reference_ = reference ? std::move(reference) : defaultReference();
+    reference_ = reference ? std::move(reference) : replay::guardReference();
     // The fastest probe over a third of a second, probes 5 ms apart: a
     // disturbed spell rarely covers all of it, and later probes lower it.
     const double until = replay::nowUs() + 3e5;
@@ -364,7 +346,7 @@ SpeedGuardScope::SpeedGuardScope(double retry_budget, std::function<void()> refe
 SpeedGuardScope::~SpeedGuardScope() { speedGuard().reset(); }
 
 double medianProbeUs(double seconds) {
-  const std::function<void()> reference = defaultReference();
+  const std::function<void()> reference = replay::guardReference();
   reference();  // the first call finds its code and data out of the caches
   std::vector<double> probes;
   const double until = replay::nowUs() + seconds * 1e6;

@@ -156,6 +156,10 @@ std::vector<FlagSpec> runTableStart() {
            doubleOption("--min-warmup-s", &ReplayOptions::min_warmup_s),
            doubleShown(&ReplayOptions::min_warmup_s)),
       0, 3600));
+  t.push_back(flag("--speed-probe", "",
+                   "probe the host's speed (four 64x64 mm's, as et_profile_hw's guard) around "
+                   "each measured iteration: the report's replay.speed_probe_us",
+                   [](RunFlags& f, const std::string&) { f.options.speed_probe = true; }));
   t.push_back(flag("--iters", "INT", "measured iterations",
                    intOption("--iters", &ReplayOptions::iters), intShown(&ReplayOptions::iters)));
   t.push_back(onlyEtReplay(flag("--iteration", "INT", "recorded iteration (ProfilerStep) to replay",

@@ -240,6 +240,11 @@ struct ReplayResult {
   std::optional<Distribution> original_iter_ms;
   std::string original_source;  // "kineto", "trace", "" when unknown
 
+  // --speed-probe: per measured iteration (replay_iter_ms.samples' order),
+  // the slower of the host probes before and after it over every rank,
+  // microseconds (host_probe.h); empty without.
+  std::vector<double> speed_probe_us;
+
   std::vector<OpStat> ops;     // selected ops in trace order
   std::vector<KindStat> kinds; // sorted by |replay - original|, biggest first
   std::vector<CollectiveStat> collectives;

@@ -21,6 +21,7 @@
 #include "replayer/executor.h"
 #include "replayer/heap_match.h"
 #include "replayer/host_plan.h"
+#include "replayer/host_probe.h"
 #include "replayer/op_plan.h"
 #include "replayer/op_selection.h"
 #include "replayer/report_json.h"
@@ -316,9 +317,20 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   std::vector<detail::IterationRecord> records, host_records;
   records.reserve(static_cast<size_t>(options.iters));
   if (host) host_records.reserve(static_cast<size_t>(options.iters));
+  // --speed-probe: the host's speed on each side of each measured
+  // iteration, every rank in turn (ranks sharing a core would time each
+  // other), the slowest rank's.
+  std::vector<double> probes;
+  const auto probe = [&] {
+    double us = 0;
+    oneRankAtATime(comm, [&] { us = hostProbeUs(); });
+    probes.push_back(comm.maxOverRanks(us));
+  };
+  if (options.speed_probe) probe();
   for (int i = 0; i < options.iters; ++i) {
     const bool first = options.warmup == 0 && i == 0;
     records.push_back(exec.runIteration(first, first ? diag : nullptr));
+    if (options.speed_probe) probe();
     if (!host) continue;
     if (i == 0) detail::subtractReplayGaps(*host, untracked.empty() ? records : untracked);
     // Alternating with the ops-only iterations, so both see the same machine.
@@ -348,6 +360,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.comm_backend = comm.backendName();
   r.original_source = options.original_source;
   detail::fillResult(trace, it, plan, records, comm.worldSize(), r);
+  for (size_t i = 0; i + 1 < probes.size(); ++i) r.speed_probe_us.push_back(std::max(probes[i], probes[i + 1]));
   if (comm.rank() != 0) {  // rank 0's report counts this rank's skips; they are named here
     for (const auto& [reason, n] : r.coverage.skipped_by_reason) {
       ETB_LOG(kWarn) << trace.path << ": " << n << " op(s) skipped: " << reason;

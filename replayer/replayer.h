@@ -63,6 +63,9 @@ struct ReplayOptions {
   // device events around every op call (they cost host time, so they are
   // not among the measured ones); -1 = 3 on CUDA; ignored on CPU.
   int device_op_iters = -1;
+  // Probe the host's speed (host_probe.h) before each measured iteration and
+  // after the last, one rank at a time (ReplayResult::speed_probe_us).
+  bool speed_probe = false;
   // The original's system metrics (recorder sidecar), reported beside the
   // replay's and, per rank, in the multi-rank table.
   std::optional<OriginalSystem> original_system;

@@ -241,6 +241,7 @@ json reportToJson(const ReplayResult& r) {
   j["run"] = runJson(r);
   j["coverage"] = coverageJson(r.coverage);
   j["replay"] = {{"iter_ms", distributionJson(r.replay_iter_ms)}};
+  if (!r.speed_probe_us.empty()) j["replay"]["speed_probe_us"] = r.speed_probe_us;
   if (r.original_iter_ms) {
     json orig = {{"source", r.original_source},
                  {"iter_ms", distributionJson(*r.original_iter_ms)}};

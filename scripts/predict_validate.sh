@@ -22,8 +22,10 @@
 # (default 4, as they were recorded).
 # --speed profile (default) predicts at the profile's typical host speed; now at
 # the present one (et_predict --speed now: a second of the profile's guard
-# probe, right after the replays it is set against), and prints the profile-speed
-# error beside it (at_profile). The column 'speed' is the slowdown the
+# probe, right after the replays it is set against); replay at the speed each
+# replay ran at (et_replay --speed-probe: the guard's probe around each measured
+# iteration, their median over the profile's fastest probe, given to et_predict
+# --speed); now and replay print the profile-speed error beside it (at_profile). The column 'speed' is the slowdown the
 # predictions took, over the profile's fastest probe.
 # ETB_CORE=N pins every replay, profile and prediction to core N (taskset);
 # et_predict then shares that one core among a multi-rank sample's ranks, as
@@ -49,8 +51,13 @@ case "$FAULTS" in
   original) REPLAY_HEAP=(--heap match) ;;
   *) echo "--faults must be model or original, got '$FAULTS'" >&2; exit 2 ;;
 esac
+case "$SPEED" in
+  profile|now|replay) ;;
+  *) echo "--speed must be profile, now or replay, got '$SPEED'" >&2; exit 2 ;;
+esac
 THREADS=1
 if [ "$DEVICE" != cpu ]; then
+  [ "$SPEED" = profile ] || { echo "--speed $SPEED: CPU replays only" >&2; exit 2; }
   [ "$FAULTS" = model ] || { echo "--faults original: CPU replays only" >&2; exit 2; }
   THREADS=${ETB_THREADS:-4}; REPLAY_HEAP=()
   ((${#SAMPLES[@]})) || SAMPLES=(gpu_h200/mlp gpu_h200/resnet18 gpu_h200/transformer gpu_h200/gpt
@@ -85,7 +92,7 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)
 echo "# page faults: $FAULTS (et_replay ${REPLAY_HEAP[*]}, et_predict --faults $FAULTS)"
 echo "# host speed: et_predict --speed $SPEED"
 printf "# %-12s %12s %12s %9s %7s" sample replay_ms predicted_ms error speed
-[ "$SPEED" = now ] && printf " %11s" at_profile
+[ "$SPEED" != profile ] && printf " %11s" at_profile
 echo
 errs=(); errs_profile=()
 for entry in "${SAMPLES[@]}"; do
@@ -111,15 +118,24 @@ for entry in "${SAMPLES[@]}"; do
   fi
   reps=(); preds=(); preds_profile=(); speeds=()
   for ((r = 0; r < ROUNDS; r++)); do
+    probe=(); [ "$SPEED" = replay ] && probe=(--speed-probe)
     "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads "$THREADS" --warmup 2 --iters 5 \
-      --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" \
+      --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" "${probe[@]}" \
       --report-json "$OUT/$tag.replay.json"
     reps+=("$(field "$OUT/$tag.replay.json" "d['replay']['iter_ms']['median']")")
+    speed=$SPEED
+    if [ "$SPEED" = replay ]; then
+      speed=$(python3 -c "
+import json, statistics, sys
+probes = json.load(open(sys.argv[1]))['replay']['speed_probe_us']
+print('%.4f' % max(1.0, statistics.median(probes) / json.load(open(sys.argv[2]))['speed_guard']['probe_us']))" \
+        "$OUT/$tag.replay.json" "$hw")
+    fi
     "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" --faults "$FAULTS" \
-      --device "$DEVICE" --speed "$SPEED" "${orig[@]}" --report-json "$OUT/$tag.predict.json"
+      --device "$DEVICE" --speed "$speed" "${orig[@]}" --report-json "$OUT/$tag.predict.json"
     preds+=("$(field "$OUT/$tag.predict.json" "d['predicted']['iter_ms']")")
     speeds+=("$(field "$OUT/$tag.predict.json" "d['predicted']['speed']['slowdown']")")
-    if [ "$SPEED" = now ]; then
+    if [ "$SPEED" != profile ]; then
       "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" \
         --faults "$FAULTS" --device "$DEVICE" "${orig[@]}" --report-json "$OUT/$tag.predict_profile.json"
       preds_profile+=("$(field "$OUT/$tag.predict_profile.json" "d['predicted']['iter_ms']")")
@@ -134,7 +150,7 @@ print(r, p, (p - r) / r * 100, s, (q - r) / r * 100)" "${reps[*]}" "${preds[*]}"
   # The replays' spread over rounds: a wide one means the machine was busy.
   spread=$(python3 -c "import sys; r = [float(x) for x in sys.argv[1:]]; print('%.0f%%' % ((max(r) - min(r)) / min(r) * 100))" "${reps[@]}")
   printf "  %-12s %12.2f %12.2f %+8.1f%% %6.2fx" "$entry" "$rep" "$pred" "$err" "$speed"
-  [ "$SPEED" = now ] && printf " %+10.1f%%" "$err_profile"
+  [ "$SPEED" != profile ] && printf " %+10.1f%%" "$err_profile"
   printf "   (replay spread %s, load %s)\n" "$spread" "$(cut -d' ' -f1 /proc/loadavg)"
   errs+=("$err"); errs_profile+=("$err_profile")
 done
@@ -145,5 +161,5 @@ e = [abs(float(x)) / 100 for x in sys.argv[2:]]
 print('# %s: GMAE %.1f%% over %d samples; worst %.1f%%' % (sys.argv[1], 100 * math.exp(sum(math.log(max(x, 4e-4)) for x in e) / len(e)), len(e), 100 * max(e)))" "$@"
 }
 gmae "--speed $SPEED" "${errs[@]}"
-[ "$SPEED" = now ] && gmae "at the profile's speed" "${errs_profile[@]}"
+[ "$SPEED" != profile ] && gmae "at the profile's speed" "${errs_profile[@]}"
 echo "# profiles and reports in $OUT (scripts/predict_attrib.py --replay R --predict P: per op kind)"

@@ -4,7 +4,8 @@
 # One multi-rank et_replay scenario under real mpirun (ctest label mpi, see
 # et_replay_tests.cmake). Every mpirun is wrapped in `timeout` so a hang fails
 # this test instead of stalling the suite. Exit 77 = skipped.
-#   ddp2      fleet DDP sample, 2 ranks: both collectives replayed
+#   ddp2      fleet DDP sample, 2 ranks: both collectives replayed; with --speed-probe
+#             one host probe per measured iteration in rank 0's report
 #   dlrm      PARAM 8-rank DLRM set (CUDA trace) on cpu, 8 ranks oversubscribed
 #   groups    4 ranks (TRACE a folder), collectives in two sub-groups {0,2} {1,3}
 #   world     2 per-rank traces for a 3-rank job: clear error
@@ -151,6 +152,23 @@ ddp2)
     --report-json "$tmp/r.json"
   [ "$rc" -eq 0 ] || fail "exit $rc"
   check_report "$tmp/r.json" 2 2 all_reduce@0
+  "$py" -c "import json, sys; sys.exit('speed_probe_us' in json.load(open(sys.argv[1]))['replay'])" "$tmp/r.json" \
+    || fail "speed_probe_us reported without --speed-probe"
+  # --speed-probe: the ranks probe one at a time around each iteration and
+  # agree on the slowest; rank 0 reports one probe per measured iteration.
+  launch 2 120 "$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --device cpu --threads 1 --warmup 0 \
+    --iters 2 --speed-probe --report-json "$tmp/p.json"
+  [ "$rc" -eq 0 ] || fail "--speed-probe: exit $rc"
+  iters=2 check_report "$tmp/p.json" 2 2 all_reduce@0
+  "$py" - "$tmp/p.json" <<'EOF' || fail "--speed-probe report"
+import json, sys
+r = json.load(open(sys.argv[1]))["replay"]
+p = r["speed_probe_us"]
+print("speed probes:", p)
+assert len(p) == len(r["iter_ms"]["samples"]) == 2, p
+# Four 64x64 mm's take 2 MFLOP: microseconds to a few milliseconds on any CPU.
+assert all(1 < x < 1e4 for x in p), p
+EOF
   ;;
 heap)
   # Rank 0's original faulted far more than any replay will (it counts every step of the match),

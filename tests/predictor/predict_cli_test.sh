@@ -19,7 +19,7 @@
 #              charged the fault count of that size's own plain run, and the
 #              table and ranking line printed for both
 #   speed      --speed profile costs the ops at the profile's typical slowdown
-#              (read from the profile here); --speed now at the one it probed,
+#              (read from the profile here); --speed X at X; --speed now at the one it probed,
 #              every op by the same factor; a profile of another CPU is refused
 #              by name
 #   mpi        under mpirun: MPI and (built in) gloo collective curves exist,
@@ -413,6 +413,32 @@ PY
   [ $rc = 2 ] && grep -q "identity.cpu_model" <<<"$msg" && grep -q "Imaginary CPU 9000" <<<"$msg" \
     || fail "--speed now with another CPU's profile: exit $rc: $msg"
   "$PREDICT" "$trace" --hw "$WORK/other_cpu.json" --quiet --speed profile || fail "--speed profile refused another CPU's profile"
+  # --speed X: the slowdown given (a replay's probes over the profile's), 1 the
+  # undisturbed machine; the iteration scales by X over the profile's typical one
+  # as above, and a value below 1 or not a number is refused by the flag's name.
+  for x in 1 2.5; do
+    "$PREDICT" "$trace" --hw "$HW" --speed "$x" --report-json "$WORK/speed_$x.json" > "$WORK/speed_$x.out" \
+      || fail "--speed $x exited $?"
+    [ "$(json "$WORK/speed_$x.json" "d['predicted']['speed']['from'] == 'given' and d['predicted']['speed']['slowdown'] == $x")" = True ] \
+      || fail "--speed $x: speed $(json "$WORK/speed_$x.json" "d['predicted']['speed']")"
+    grep -q "host speed: given, $(printf '%.2f' "$x")x" "$WORK/speed_$x.out" || fail "--speed $x does not say so on the terminal"
+  done
+  python3 - "$WORK/speed_profile.json" "$WORK/speed_1.json" "$WORK/speed_2.5.json" "$typical" <<'PY' || fail "--speed X: the iteration is not work * X + fixed through the profile's slowdown"
+import json, sys
+# The slowdown scales an op's work and not its fixed call cost: the iteration
+# is work * X + fixed, a line through the three speeds (to within cold_after's
+# step-length term), rising, and at most X times the undisturbed one.
+a, one, two = (json.load(open(f))["predicted"]["iter_ms"] for f in sys.argv[1:4])
+typical = float(sys.argv[4])
+work = (two - one) / 1.5
+assert work > 0 and two <= 2.5 * one * (1 + 1e-9), (one, two)
+assert abs(one + work * (typical - 1) - a) < 5e-3 * two, (one, a, two, typical)
+PY
+  for bad in 0.5 fast 2x; do
+    msg=$("$PREDICT" "$trace" --hw "$HW" --speed "$bad" 2>&1); rc=$?
+    [ $rc = 2 ] && grep -q -- "--speed" <<<"$msg" && grep -q "\"$bad\"" <<<"$msg" \
+      || fail "--speed $bad: exit $rc: $msg"
+  done
   ;;
 sizes)
   py=/usr/bin/python3  # predict_sizes.sh records with Debian's torch
