@@ -110,10 +110,6 @@ void writeTimed(std::vector<trace::Trace>& traces, const predict::Prediction& p,
 // core: where the replays ran in the profile's state it overshot (GMAE 14.7%
 // against 6.4% at the profile's speed), so it is asked for, not the default.
 double slowdownNow(const predict::HwProfile& hw, const Flags& f) {
-  if (f.options.device != "cpu") {
-    ETB_INPUT_ERROR(SourceLoc{"--speed"}, "now: the probe times this host's CPU; a ",
-                    f.options.device, " prediction's kernels run on the device");
-  }
   if (hw.speed_guard.probe_us <= 0) {
     ETB_INPUT_ERROR(SourceLoc{f.hw}, "speed_guard.probe_us: the profile has no guard probe to "
                                      "compare this machine's speed with (--speed now)");
@@ -139,16 +135,17 @@ double givenSlowdown(const Flags& f) {
                                           "(the host's speed over the profile's fastest probe), got \"",
                     f.speed, "\"");
   }
-  if (f.options.device != "cpu") {
-    ETB_INPUT_ERROR(SourceLoc{"--speed"}, f.speed, ": a slowdown scales CPU ops; a ",
-                    f.options.device, " prediction's kernels run on the device");
-  }
   return x;
 }
 
 int predictMain(Flags& f, int argc, char** argv) {
   const predict::HwProfile hw = predict::readProfile(f.hw);
   predict::checkProfileMatches(hw, f.hw, TORCH_VERSION, f.options.device);
+  // The host's slowdown (now's probe or a given one) scales CPU ops only.
+  if (f.speed != "profile" && f.options.device != "cpu") {
+    ETB_INPUT_ERROR(SourceLoc{"--speed"}, f.speed, ": the host's slowdown scales CPU ops; a ",
+                    f.options.device, " prediction's kernels run on the device");
+  }
   if (f.speed == "now") {
     f.options.slowdown = slowdownNow(hw, f);
   } else if (f.speed != "profile") {
