@@ -188,6 +188,16 @@ class TimelineBuilder {
     });
     Local local;
     descend(node, inputs, local);
+    // set_(self, <Storage>, ...) makes self a view of a storage it is given
+    // (a data loader's batch): nothing is allocated, and et_replay takes that
+    // storage from a leaf made before the iterations (plan_builder.cc).
+    if (viewsAGivenStorage(node)) {
+      eachTensor(t_, node.outputs, [&](const trace::TensorRef& r) {
+        if (r.numel > 0) use(r, i);
+      });
+      tl_.events[i] = withHiddenBuffers(i, node, {});
+      return;
+    }
     std::set<uint64_t> outs;
     eachTensor(t_, node.outputs, [&](const trace::TensorRef& r) {
       if (r.numel == 0 || inputs.count(r.storage_id)) return;
@@ -218,6 +228,11 @@ class TimelineBuilder {
     std::vector<Event> events;
     for (const auto& e : ev) events.push_back(e.second);
     tl_.events[i] = withHiddenBuffers(i, node, std::move(events));
+  }
+
+  bool viewsAGivenStorage(const trace::Node& node) const {
+    return t_.name(node) == "aten::set_" &&
+           t_.strings.get(node.op_schema).find("Storage source") != std::string_view::npos;
   }
 
   // The op's own buffers around its recorded outputs' allocations (those

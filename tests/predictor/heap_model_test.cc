@@ -235,6 +235,30 @@ TEST(HeapModel, ABufferAllocatedAgainAsTheResultIsNeverWritten) {
   EXPECT_DOUBLE_EQ(o[1], 2500 * 4096.0);
 }
 
+// A data loader's batch as PARAM's resnet trace records it: set_(self,
+// <Storage>, 0, size, stride) makes an empty tensor a view of a 40 MiB
+// storage it is handed (et_replay takes it from a leaf). Nothing is
+// allocated: the view is free, the relu that reads it faults its own output
+// in (above the 32 MiB ceiling, every iteration). Catches set_'s storage
+// counted as a new output (73 MiB of first touch on that trace's set_).
+TEST(HeapModel, SetToAGivenStorageAllocatesNothing) {
+  TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const auto self = b.tensor({0}), batch = b.tensor({10240, 1024});
+  b.op("aten::set_.source_Storage_storage_offset(Tensor(a!) self, Storage source, SymInt storage_offset, "
+       "SymInt[] size, SymInt[] stride=[]) -> Tensor(a!)",
+       {self, trace::makeString(t, "<Storage>"), trace::makeInt(t, 0), test::intList(t, {10240, 1024}),
+        test::intList(t, {1024, 1})},
+       {batch});
+  const auto r = b.tensor({10240, 1024});
+  b.op("aten::relu(Tensor self) -> Tensor", {batch}, {r});
+  const std::vector<double> f = fresh(b.finish());
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0], 0);
+  EXPECT_GE(f[1], 40 * kMiB);
+  EXPECT_LT(f[1], 41 * kMiB);
+}
+
 // Releases: what glibc hands back is the written pages of an unmapped block
 // (request and two headers, in whole pages) and, at a trim, everything
 // written above the 128 KiB it keeps (M_TOP_PAD); a block never written
