@@ -162,6 +162,18 @@ bool isCollective(CommType type) {
   return isDataCall(type) && type != CommType::kSend && type != CommType::kRecv;
 }
 
+namespace {
+// The ranks a trace's process groups name: one beyond the highest.
+int64_t spanOf(const trace::Trace& trace) {
+  int64_t span = 0;
+  for (const trace::ProcessGroup& pg : trace.process_groups) {
+    span = std::max(span, pg.size);
+    for (int64_t r : pg.ranks) span = std::max(span, r + 1);
+  }
+  return span;
+}
+}  // namespace
+
 std::vector<GroupSpec> groupsOf(const trace::Trace& trace, int world_size) {
   std::vector<GroupSpec> groups;
   for (const trace::ProcessGroup& pg : trace.process_groups) {
@@ -176,8 +188,10 @@ std::vector<GroupSpec> groupsOf(const trace::Trace& trace, int world_size) {
       if (r < 0 || r >= world_size) {
         SourceLoc loc;
         loc.file = trace.path;
-        ETB_INPUT_ERROR(loc, "process group \"", g.name, "\" names rank ", r,
-                        " but the job has ", world_size, " ranks (world size mismatch)");
+        ETB_INPUT_ERROR(loc, "process group \"", g.name, "\" names rank ", r, " but the job has ",
+                        world_size, " ranks (world size mismatch; its groups span ", spanOf(trace),
+                        " ranks: et_replay under mpirun -np ", spanOf(trace), ", et_predict --world-size ",
+                        spanOf(trace), ")");
       }
     }
     g.is_world = static_cast<int>(g.ranks.size()) == world_size &&

@@ -305,6 +305,11 @@ bad_input)
   msg=$("$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$HW" --faults original 2>&1); rc=$?
   [ $rc = 2 ] && grep -q "mlp.metrics.json" <<<"$msg" && grep -q "minor_faults_per_step" <<<"$msg" \
     || fail "--faults original with a sidecar lacking the count: exit $rc: $msg"
+  # One rank's file of a 2-rank job, alone: refused by name, with the ranks
+  # its groups span (ddp2 recorded a group of 2) and the flag that takes them.
+  msg=$("$PREDICT" "$SRC/fleet_samples/ddp2/ddp2.rank1.et.json.gz" --hw "$HW" 2>&1); rc=$?
+  [ $rc = 2 ] && grep -q "ddp2.rank1.et.json.gz" <<<"$msg" && grep -q "span 2 ranks" <<<"$msg" \
+    && grep -q -- "--world-size 2" <<<"$msg" || fail "one rank of two alone: exit $rc: $msg"
   version=$(json "$HW" "d['schema_version']")
   echo "{\"schema_version\": $version}" > "$WORK/broken_hw.json"
   msg=$("$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$WORK/broken_hw.json" 2>&1); rc=$?
