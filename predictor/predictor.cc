@@ -247,8 +247,10 @@ class StepBuilder {
       since_episode_us_ = rp_.ops[step.op].fresh_pages > 0 ? 0 : since_episode_us_ + step.us;
       steps.push_back(step);
     }
-    if (p_.ops == 0 && rank_ == 0) {
-      ETB_INPUT_ERROR(SourceLoc{t_.path}, "iteration ", o.iteration, " has no operators to predict");
+    // A communication-only trace (ASTRA-sim's microbenchmarks) is predicted
+    // by its collectives alone.
+    if (steps.empty() && rank_ == 0) {
+      ETB_INPUT_ERROR(SourceLoc{t_.path}, "iteration ", o.iteration, " has no operators or collectives to predict");
     }
     rp_.host_us = hostGapUs(t_, sel);
     // The iteration ends when the host has seen the device finish.

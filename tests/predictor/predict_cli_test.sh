@@ -357,6 +357,29 @@ PY
   msg=$("$PREDICT" "$SRC/fleet_samples/ddp2/ddp2.rank%d.et.json.gz" --hw "$WORK/hw2_without.json" --quiet 2>&1); rc=$?
   [ $rc = 2 ] && grep -q "hw2_without.json" <<<"$msg" && grep -q "no $backend collective curves" <<<"$msg" \
     || fail "a profile without $backend curves: exit $rc: $msg"
+  # A communication-only set (ASTRA-sim's microbenchmark: one 1 MiB all_reduce
+  # on each of 4 ranks) is predicted by its collective alone: the 2-rank MPI
+  # curve between its points around 1 MiB, times a ring's (3/4)/(1/2) for 4.
+  ar=$SRC/../shared/traces/astra-sim/microbenchmarks/all_reduce/4npus_1MB
+  if [ -f "$ar/all_reduce.0.et" ]; then
+    "$PREDICT" "$ar/all_reduce.%d.et" --hw "$WORK/hw2.json" --comm mpi --quiet --report-json "$WORK/ar4.json" \
+      || fail "et_predict on a communication-only set exited $?"
+    python3 - "$WORK/ar4.json" "$WORK/hw2.json" <<'PY' || fail "communication-only set mispriced"
+import json, sys
+d, hw = (json.load(open(p)) for p in sys.argv[1:])
+pts = sorted((c["bytes"], c["us"]) for c in hw["collectives"]
+             if c["type"] == "all_reduce" and c["group_size"] == 2 and c["backend"] == "mpi")
+lo = max(us for b, us in pts if b <= 1 << 20) if any(b <= 1 << 20 for b, _ in pts) else 0
+hi = min(us for b, us in pts if b >= 1 << 20) if any(b >= 1 << 20 for b, _ in pts) else float("inf")
+lo, hi = sorted((lo, hi))
+us = d["predicted"]["iter_ms"] * 1000
+print(f"4-rank 1 MiB all_reduce predicted {us:.1f} us; 2-rank curve {lo:.1f}..{hi:.1f} us around 1 MiB")
+ok = d["coverage"]["comms"] == 1 and d["coverage"]["operators"] == 0 and 1.5 * lo * 0.999 <= us <= 1.5 * hi * 1.001
+sys.exit(0 if ok else 1)
+PY
+  else
+    echo "note: ../shared/traces absent; the communication-only set is not predicted"
+  fi
   ;;
 layouts)
   # Networks recorded fresh with torch 1.13 (no strides in the ET): the
