@@ -165,6 +165,14 @@ Trace readTrace(const std::string& path, const ReadOptions& options) {
   // An empty head may be a file that cannot be opened or inflated: say why.
   if (head.empty() && !readFileMaybeGzip(path).empty()) return readEtJson(path, options);
   if (!head.empty() && (head[0] == '{' || head[0] == '[')) return readEtJson(path, options);
+  // A tar archive (PARAM and ASTRA-sim ship their sets so): ustar's magic
+  // sits at byte 257 of the first header, the member's name at byte 0.
+  if (head.size() >= 263 && head.compare(257, 5, "ustar") == 0) {
+    const std::string first = head.substr(0, std::min(head.find('\0'), size_t{100}));
+    ETB_INPUT_ERROR(SourceLoc{path}, "a tar archive (first member ", first,
+                    "), not a trace: extract it (tar xf) and pass a trace in it, a per-rank "
+                    "pattern (NAME.%d.et) or its folder");
+  }
   ETB_INPUT_ERROR(SourceLoc{path}, "neither a PyTorch ET JSON nor a Chakra .et file");
 }
 

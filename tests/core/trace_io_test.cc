@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -22,6 +23,28 @@ TEST(TraceIo, DetectsKindsByContent) {
   EXPECT_EQ(t.format, SourceFormat::kPyTorchEtJson);
   EXPECT_EQ(t.nodes.size(), 38u);
   EXPECT_THROW(readTrace(dir + "/param/linear_kineto.json.gz"), InputError);
+}
+
+// The sets PARAM and ASTRA-sim ship as tarballs, gzipped or not: refused
+// naming the file, what it is and its first member (from tar's own listing).
+TEST(TraceIo, ATarArchiveIsRefusedNamingItsFirstMember) {
+  ETB_REQUIRE_SHARED_TRACES(dir);
+  for (const std::string name : {"/param/dlrm_pytorch_et.tar.gz", "/astra-sim/at-bd321122/resnet_dp.tar"}) {
+    const std::string path = dir + name;
+    const std::string list = test::makeTempDir("trace_io_tar") + "/list.txt";
+    ASSERT_EQ(std::system(("tar tf '" + path + "' 2>/dev/null | head -1 > '" + list + "'").c_str()), 0);
+    std::string first;
+    std::getline(std::ifstream(list), first);
+    ASSERT_FALSE(first.empty()) << name;
+    try {
+      readTrace(path);
+      ADD_FAILURE() << name << " was read";
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find("a tar archive (first member " + first + ")"), std::string::npos) << what;
+    }
+  }
 }
 
 TEST(TraceIo, WriteByExtension) {
