@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "composer/node_work.h"
+#include "composer/shape_check.h"
 #include "core/base/error.h"
 
 namespace etb::compose {
@@ -117,15 +118,25 @@ ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
     work_before[i] = nodeWork(t, t.nodes[i]);
     if (t.nodes[i].comm >= 0) comm_before[i] = callSizes(t, t.nodes[i]);
   }
-  for (TensorRef& r : t.tensors) stats.shapes += scaleRef(t, r, from, to) ? 1 : 0;
+  std::vector<bool> substituted(t.tensors.size(), false);
+  for (size_t k = 0; k < t.tensors.size(); ++k) {
+    substituted[k] = scaleRef(t, t.tensors[k], from, to);
+    stats.shapes += substituted[k] ? 1 : 0;
+  }
   if (stats.shapes == 0) {
     ETB_INPUT_ERROR(SourceLoc{t.path}, "dimension ", from, " does not occur in any tensor shape");
   }
+  for (Node& n : t.nodes) {
+    if (n.comm >= 0) continue;
+    for (Value& v : n.inputs) stats.int_args += scaleInts(v, from, to);
+  }
+  // Sizes libtorch computes from the substituted ones (a flattened bucket's
+  // total) follow them; a substituted size libtorch disagrees with is the
+  // check's to refuse.
+  stats.derived = deriveOutputShapes(t, substituted);
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     Node& n = t.nodes[i];
-    if (n.comm < 0) {
-      for (Value& v : n.inputs) stats.int_args += scaleInts(v, from, to);
-    } else {
+    if (n.comm >= 0) {
       trace::CommInfo& c = t.comms[static_cast<size_t>(n.comm)];
       std::replace(c.in_splits.begin(), c.in_splits.end(), from, to);
       std::replace(c.out_splits.begin(), c.out_splits.end(), from, to);

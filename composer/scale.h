@@ -17,6 +17,7 @@ struct ScaleStats {
   uint64_t int_args = 0;     // Int / Int[] arguments rewritten
   uint64_t comms = 0;        // communication calls resized
   uint64_t timed_nodes = 0;  // durations rescaled
+  uint64_t derived = 0;      // outputs whose shape libtorch derives anew (deriveOutputShapes)
 };
 
 // Replaces the size `from` by `to` in every tensor shape (strides, numel and
@@ -26,7 +27,9 @@ struct ScaleStats {
 // message sizes (element counts of collectives follow their tensors;
 // splits that equal `from` are substituted). Durations scale by the ratio
 // of the node's FLOPs (matmul-like ops and convolutions) or bytes touched
-// (everything else). Throws InputError when `from` occurs in no shape.
+// (everything else). Outputs whose sizes libtorch derives from the
+// substituted ones take the derived sizes, and their later uses too
+// (deriveOutputShapes). Throws InputError when `from` occurs in no shape.
 ScaleStats scaleDimension(trace::Trace& t, int64_t from, int64_t to);
 
 struct DtypeStats {

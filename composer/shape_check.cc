@@ -6,6 +6,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <functional>
+#include <numeric>
 #include <unordered_map>
 
 #include "composer/check_input.h"
@@ -188,6 +189,26 @@ class Checker {
   std::vector<trace::DType> autocast_;  // the checked op's kernel dtypes per slot, if autocast
   at::Generator gen_;                   // sparse inputs' rows
   bool sparse_ = false;                 // the checked op reads a sparse tensor
+
+ public:
+  // Derive mode (deriveOutputShapes): an output whose shape libtorch
+  // computes otherwise takes libtorch's, and so do the later uses of that
+  // tensor; nothing fails.
+  uint64_t derive(Trace& t, const std::vector<bool>& keep);
+
+ private:
+  struct Derived {
+    uint32_t tensor;
+    std::vector<int64_t> shape, strides;
+  };
+  void applyDerived(size_t node);
+  bool deriving_ = false;
+  std::vector<Derived> derived_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> uses_;  // tensor id -> refs, in node order
+  std::vector<uint32_t> node_of_;  // ref -> the node that holds it
+  Trace* mutable_ = nullptr;
+  const std::vector<bool>* keep_ = nullptr;  // refs whose recorded shape stands
+  uint64_t derived_count_ = 0;
 };
 
 bool Checker::needsCpu(std::string_view name) {
@@ -280,6 +301,10 @@ std::string Checker::compareOutputs(const Node& n, const c10::OperatorHandle& op
                " but the trace claims " + std::string(trace::dtypeName(ref.dtype));
       }
       if (got.sizes() == c10::IntArrayRef(want) || loose) return "";
+      if (deriving_ && !(*keep_)[v.tensor]) {
+        derived_.push_back({v.tensor, got.sizes().vec(), got.strides().vec()});
+        return "";
+      }
       return "output " + std::to_string(r) + " has shape " + shapeText(got.sizes()) +
              " but the trace claims " + shapeText(want);
     };
@@ -355,10 +380,66 @@ void Checker::checkOp(const Node& n) {
     }
     method = onCpu(n, *op, args, &err);
   }
+  if (deriving_) {
+    applyDerived(static_cast<size_t>(&n - t_.nodes.data()));
+    return;
+  }
   if (!err.empty()) fail(n, name, err[0] == '!' ? err.substr(1) : err);
   count(method);
   if (method != kMeta) ++report_.detail[std::string(method) + ": " + name];
   passed_.emplace(sig, std::string(method));
+}
+
+template <typename Fn>
+void eachRef(const Value& v, Fn fn) {
+  if (v.kind == trace::ValueKind::kTensor) fn(v.tensor);
+  for (const Value& x : v.items) eachRef(x, fn);
+}
+
+uint64_t Checker::derive(Trace& t, const std::vector<bool>& keep) {
+  deriving_ = true;
+  mutable_ = &t;
+  keep_ = &keep;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    for (const auto* values : {&t.nodes[i].inputs, &t.nodes[i].outputs}) {
+      for (const Value& v : *values) {
+        eachRef(v, [&](uint32_t ref) { uses_[t.tensors[ref].tensor_id].push_back(ref); });
+      }
+    }
+  }
+  node_of_.assign(t.tensors.size(), 0);
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    for (const auto* values : {&t.nodes[i].inputs, &t.nodes[i].outputs}) {
+      for (const Value& v : *values) eachRef(v, [&](uint32_t ref) { node_of_[ref] = static_cast<uint32_t>(i); });
+    }
+  }
+  run();
+  return derived_count_;
+}
+
+// Gives each derived output its shape, and every later ref of the same
+// tensor (same id, storage, offset and the old shape) too: the consumers,
+// and the op's own recorded children that made it.
+void Checker::applyDerived(size_t node) {
+  for (const Derived& d : derived_) {
+    const trace::TensorRef before = mutable_->tensors[d.tensor];
+    const auto rewrite = [&](trace::TensorRef& r) {
+      r.shape = mutable_->lists.intern(d.shape);
+      if (r.has_strides) r.strides = mutable_->lists.intern(d.strides);
+      r.numel = static_cast<uint64_t>(std::accumulate(d.shape.begin(), d.shape.end(), int64_t{1},
+                                                      std::multiplies<int64_t>()));
+    };
+    for (uint32_t ref : uses_[before.tensor_id]) {
+      trace::TensorRef& r = mutable_->tensors[ref];
+      if (node_of_[ref] < node || r.storage_id != before.storage_id || r.offset != before.offset ||
+          r.shape != before.shape) {
+        continue;
+      }
+      rewrite(r);
+    }
+    ++derived_count_;
+  }
+  derived_.clear();
 }
 
 // The size rule of each collective type against its group.
@@ -406,6 +487,13 @@ void Checker::checkComm(const Node& n) {
 
 CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options) {
   return Checker(t, options).run();
+}
+
+uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep) {
+  const CheckOptions o;
+  std::vector<bool> all = keep;
+  all.resize(t.tensors.size(), false);
+  return Checker(t, o).derive(t, all);
 }
 
 void mergeReports(CheckReport& a, const CheckReport& b) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/model/trace.h"
 
@@ -47,6 +48,16 @@ struct CheckOptions {
 // whose recorded shapes cannot be right, naming the node, the op, its input
 // shapes and libtorch's reason (or the output that differs).
 CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options = {});
+
+// Gives every output whose shape libtorch derives from its inputs the shape
+// it derives now, and the later uses of that tensor too (after a dimension
+// substitution: a DDP bucket's flatten_dense_tensors sums its inputs' sizes,
+// which no recorded size equal to the old dimension says). Ops that fail on
+// the meta device are left as they are, for checkShapes to report, and so
+// are the refs `keep` marks (those a substitution wrote: where libtorch
+// disagrees with one, the composition is wrong, not stale). Returns the
+// outputs given a new shape.
+uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep = {});
 
 // True when libtorch's error `what` says the backend has no kernel for the op
 // (then checked on the CPU instead), false for a shape error.

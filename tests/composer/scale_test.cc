@@ -55,6 +55,35 @@ TEST(ScaleDim, HiddenSizeEverywhereAndConsistent) {
   EXPECT_GT(rep.by_method.at("meta"), 0u);
 }
 
+// A DDP bucket: flatten_dense_tensors sums its inputs' sizes, which no
+// recorded size equal to the old dimension says. After 64 -> 128 the flat
+// bucket is 128 + 128 x 2 = 384 elements, its use by a later op (a ref of
+// its own, as the readers make one per use) reads 384, and that op's output
+// follows too. Catches the derived sizes left as recorded (the check then
+// refuses the composition) and a use of the tensor not given the new shape.
+TEST(ScaleDim, SizesLibtorchDerivesFollowTheSubstitution) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const trace::Value a = b.tensor({64}), w = b.tensor({64, 2}), flat = b.tensor({192});
+  trace::Value list;
+  list.kind = trace::ValueKind::kList;
+  list.type = t.strings.intern("GenericList[Tensor(float),Tensor(float)]");
+  list.items = {a, w};
+  b.op("aten::flatten_dense_tensors(Tensor[] tensors) -> Tensor", {list}, {flat});
+  const trace::Value use = trace::makeTensor(t, t.tensors[flat.tensor], "Tensor(float)");
+  const trace::Value doubled = b.tensor({192});
+  b.op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", {use, use}, {doubled});
+  trace::Trace scaled = b.finish();
+  const ScaleStats s = scaleDimension(scaled, 64, 128);
+  EXPECT_EQ(s.derived, 2u);
+  const auto shapeOf = [&](const trace::Value& v) { return scaled.list(scaled.tensors[v.tensor].shape); };
+  EXPECT_EQ(shapeOf(flat), std::vector<int64_t>{384});
+  EXPECT_EQ(shapeOf(use), std::vector<int64_t>{384});
+  EXPECT_EQ(scaled.tensors[use.tensor].numel, 384u);
+  EXPECT_EQ(shapeOf(doubled), std::vector<int64_t>{384});
+  EXPECT_NO_THROW(checkShapes(scaled));
+}
+
 TEST(ScaleDim, DimensionThatDoesNotOccurIsRejected) {
   trace::Trace t = fleetSample("mlp");
   EXPECT_THROW(scaleDimension(t, 777, 778), InputError);
