@@ -400,17 +400,15 @@ uint64_t Checker::derive(Trace& t, const std::vector<bool>& keep) {
   deriving_ = true;
   mutable_ = &t;
   keep_ = &keep;
-  for (size_t i = 0; i < t.nodes.size(); ++i) {
-    for (const auto* values : {&t.nodes[i].inputs, &t.nodes[i].outputs}) {
-      for (const Value& v : *values) {
-        eachRef(v, [&](uint32_t ref) { uses_[t.tensors[ref].tensor_id].push_back(ref); });
-      }
-    }
-  }
   node_of_.assign(t.tensors.size(), 0);
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     for (const auto* values : {&t.nodes[i].inputs, &t.nodes[i].outputs}) {
-      for (const Value& v : *values) eachRef(v, [&](uint32_t ref) { node_of_[ref] = static_cast<uint32_t>(i); });
+      for (const Value& v : *values) {
+        eachRef(v, [&](uint32_t ref) {
+          uses_[t.tensors[ref].tensor_id].push_back(ref);
+          node_of_[ref] = static_cast<uint32_t>(i);
+        });
+      }
     }
   }
   run();
@@ -429,7 +427,7 @@ void Checker::applyDerived(size_t node) {
       r.numel = static_cast<uint64_t>(std::accumulate(d.shape.begin(), d.shape.end(), int64_t{1},
                                                       std::multiplies<int64_t>()));
     };
-    for (uint32_t ref : uses_[before.tensor_id]) {
+    for (uint32_t ref : uses_.at(before.tensor_id)) {
       trace::TensorRef& r = mutable_->tensors[ref];
       if (node_of_[ref] < node || r.storage_id != before.storage_id || r.offset != before.offset ||
           r.shape != before.shape) {
