@@ -92,6 +92,25 @@ std::unordered_map<TensorKey, uint32_t, TensorKeyHash> chainPairs(const Trace& t
   return pairs;
 }
 
+// An op that outputs a chained identity it does not read makes a new tensor
+// there: torch 1.13's observer hands a freed tensor's id to the next one at
+// its address. From that op on, the identity is this copy's own tensor, not
+// the previous copy's output (an in-place op reads what it writes, and keeps
+// the chain).
+void releaseReusedKeys(const Trace& t, const Node& n, ChainMap* chain) {
+  if (chain->empty()) return;
+  std::vector<TensorKey> read;
+  for (const Value& v : n.inputs) {
+    forEachTensor(v, [&](uint32_t ti) { read.emplace_back(t.tensors[ti].tensor_id, t.tensors[ti].storage_id); });
+  }
+  for (const Value& v : n.outputs) {
+    forEachTensor(v, [&](uint32_t ti) {
+      const TensorKey key{t.tensors[ti].tensor_id, t.tensors[ti].storage_id};
+      if (std::find(read.begin(), read.end(), key) == read.end()) chain->erase(key);
+    });
+  }
+}
+
 double bodySpanUs(const Trace& t, const trace::Iteration& it) {
   if (it.dur_us > 0) return it.dur_us;
   double lo = 1e300, hi = -1e300;
@@ -177,6 +196,7 @@ class Repeater {
       };
       for (uint32_t i : p.body) {
         const Node& n = out.nodes[pos_[i]];
+        releaseReusedKeys(out, n, &chain);
         Node copy = copier.copy(n, shift);
         copy.id = n.id + uc * id_span_;
         copy.parent = mapId(n.parent);

@@ -96,6 +96,37 @@ TEST(Repeat, SparseInputsChainOnlyToSparseOutputs) {
             arg(r, nth(r, "aten::mul", 0)->outputs, 0).tensor_id);
 }
 
+// torch 1.13's observer gives a freed tensor's id to the next tensor at its
+// address: here an int64 input (chained to the int64 result of the copy
+// before) and, later in the step, a float mm output share one identity. The
+// next copy's mm output is its own float tensor, not the previous copy's
+// int64 result (a fresh zoo_qat recording was refused by the shape check so:
+// "output 0 has dtype Float but the trace claims int64").
+TEST(Repeat, AnIdReusedForANewTensorEndsItsChain) {
+  test::TraceBuilder b;
+  const auto idx = b.tensor({16, 32}, trace::DType::kInt64), neg = b.tensor({16, 32}, trace::DType::kInt64);
+  const auto x = b.tensor({16, 32}), w = b.tensor({32, 32});
+  b.op("aten::neg(Tensor self) -> Tensor", {idx}, {neg});
+  b.op("aten::mm(Tensor self, Tensor mat2) -> Tensor", {x, w}, {idx});
+  trace::Trace& t = b.trace();
+  t.nodes.back().outputs[0] = trace::makeTensor(t, [&] {
+    trace::TensorRef r = t.tensors[idx.tensor];  // the same identity, float
+    r.dtype = trace::DType::kFloat;
+    r.itemsize = 4;
+    return r;
+  }(), "Tensor(float)");
+  const trace::Trace r = repeatTrace(b.finish(), 2);
+  const trace::Node* mm = nth(r, "aten::mm", 1);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(arg(r, mm->outputs, 0).dtype, trace::DType::kFloat);
+  EXPECT_NE(arg(r, mm->outputs, 0).tensor_id, arg(r, nth(r, "aten::neg", 0)->outputs, 0).tensor_id);
+  // The chain itself stands: copy 2 reads copy 1's results.
+  EXPECT_EQ(arg(r, nth(r, "aten::neg", 1)->inputs, 0).tensor_id,
+            arg(r, nth(r, "aten::neg", 0)->outputs, 0).tensor_id);
+  EXPECT_EQ(arg(r, mm->inputs, 0).tensor_id, arg(r, nth(r, "aten::mm", 0)->outputs, 0).tensor_id);
+  EXPECT_NO_THROW(checkShapes(r));
+}
+
 TEST(Repeat, WholeIterationKeepsMarkersAndCopiesTimes) {
   trace::Trace t = fleetSample("transformer");
   for (size_t i = 0; i < t.nodes.size(); ++i) {  // give it recorded times

@@ -454,12 +454,14 @@ PY
   python3 - "$WORK/speed_profile.json" "$WORK/speed_1.json" "$WORK/speed_2.5.json" "$typical" <<'PY' || fail "--speed X: the iteration is not work * X + fixed through the profile's slowdown"
 import json, sys
 # The slowdown scales an op's work and not its fixed call cost: the iteration
-# is work * X + fixed, a line through the three speeds (to within cold_after's
-# step-length term), rising, and at most X times the undisturbed one.
+# is work * X + fixed, a line through the three speeds, rising, and at most
+# X times the undisturbed one; both to within cold_after's step-length term (a
+# longer step leaves longer gaps, and the measured cold call after a gap grows
+# with it: 0.18% at 2.5x on a CI host's fresh profile).
 a, one, two = (json.load(open(f))["predicted"]["iter_ms"] for f in sys.argv[1:4])
 typical = float(sys.argv[4])
 work = (two - one) / 1.5
-assert work > 0 and two <= 2.5 * one * (1 + 1e-9), (one, two)
+assert work > 0 and two <= 2.5 * one * (1 + 5e-3), (one, two)
 assert abs(one + work * (typical - 1) - a) < 5e-3 * two, (one, a, two, typical)
 PY
   for bad in 0.5 fast 2x; do

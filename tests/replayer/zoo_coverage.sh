@@ -40,8 +40,8 @@ status=0
 printf '%-34s %6s %8s %7s %7s\n' model ops replayed skipped adapted
 for t in "${traces[@]}"; do
   name=$(basename "$t" .et.json.gz)
-  [[ $t == "$src"/* ]] && name="$name (committed)"
-  out="$work/$(basename "$t" .et.json.gz).$([[ $t == "$src"/* ]] && echo c || echo f)"
+  [[ $t == "$src"/fleet_samples/* ]] && name="$name (committed)"
+  out="$work/$(basename "$t" .et.json.gz).$([[ $t == "$src"/fleet_samples/* ]] && echo c || echo f)"
   lib=(); zcat "$t" | grep -q '"torchvision::' && lib=("${libs[@]}")
   if ! "$replay" "$t" "${lib[@]}" --threads 1 --warmup 0 --iters 1 --verify --quiet \
       --report-json "$out.json" > "$out.log" 2>&1; then
