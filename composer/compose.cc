@@ -54,7 +54,8 @@ void applyStep(std::vector<Trace>& ranks, const Step& s, std::ostream& log) {
       ScaleStats st;
       for (Trace& t : ranks) st = scaleDimension(t, s.from, s.to);
       log << "  " << st.shapes << " tensor shapes, " << st.int_args << " int arguments, " << st.derived
-          << " derived output shapes, " << st.comms << " comm calls, " << st.timed_nodes
+          << " derived output shapes, " << st.repacked << " flat buffers re-tiled, " << st.comms
+          << " comm calls, " << st.timed_nodes
           << " durations rescaled (rank 0 last)\n";
       break;
     }

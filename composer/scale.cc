@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <numeric>
 
 #include "composer/node_work.h"
@@ -104,6 +105,105 @@ void rescaleComm(Trace& t, Node& n, const CallSizes& before) {
   setAttrInt(t, n, "in_msg_nelems", static_cast<int64_t>(c.in_elems));
   setAttrInt(t, n, "out_msg_nelems", static_cast<int64_t>(c.out_elems));
 }
+// An as_strided view (aten::as_strided(self, size, stride, storage_offset)):
+// where it sits in its base's storage, and how many elements it covers.
+struct ViewSite {
+  size_t node;
+  uint32_t base;  // the base's TensorRef
+  int64_t offset;
+  int64_t numel;
+};
+
+int64_t listProduct(const Value& v) {
+  int64_t p = 1;
+  for (const Value& x : v.items) p *= x.kind == ValueKind::kInt ? x.i : 0;
+  return p;
+}
+
+std::vector<ViewSite> viewSites(const Trace& t) {
+  std::vector<ViewSite> out;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const Node& n = t.nodes[i];
+    if (t.name(n) != "aten::as_strided" || n.inputs.size() < 2 ||
+        n.inputs[0].kind != ValueKind::kTensor || n.inputs[1].kind != ValueKind::kList) {
+      continue;
+    }
+    const bool has_offset = n.inputs.size() > 3 && n.inputs[3].kind == ValueKind::kInt;
+    out.push_back({i, n.inputs[0].tensor, has_offset ? n.inputs[3].i : 0, listProduct(n.inputs[1])});
+  }
+  return out;
+}
+
+// A flat buffer that as_strided views tile, each view starting where the one
+// before it ends (DDP's gradient buckets; an optimizer's flattened
+// parameters): after the substitution the views still tile it, at offsets
+// that are the running sums of their new sizes, and the buffer is their
+// total. `before` holds the views as recorded; `keep` marks the refs whose
+// shape is now set. Returns the buffers repacked. A buffer whose views
+// overlap, leave gaps or fall short of it is left as recorded (the shape
+// check then names the view that no longer fits).
+uint64_t repackTiledViews(Trace& t, const std::vector<ViewSite>& before,
+                          const std::vector<uint64_t>& old_offsets, std::vector<bool>* keep) {
+  std::map<uint64_t, std::vector<const ViewSite*>> by_storage;
+  for (const ViewSite& v : before) {
+    const TensorRef& base = t.tensors[v.base];
+    if (base.storage_id != 0 && !(*keep)[v.base]) by_storage[base.storage_id].push_back(&v);
+  }
+  uint64_t repacked = 0;
+  for (const auto& [storage, views] : by_storage) {
+    const trace::ListId base_list = t.tensors[views.front()->base].shape;
+    const std::vector<int64_t> base_shape = t.list(base_list);
+    if (base_shape.size() != 1 || old_offsets[views.front()->base] != 0) continue;
+    // Offset -> (old size, new size), each offset one size.
+    std::map<int64_t, std::pair<int64_t, int64_t>> tiles;
+    bool ok = true;
+    for (const ViewSite* v : views) {
+      const int64_t now = listProduct(t.nodes[v->node].inputs[1]);
+      auto [it, fresh] = tiles.emplace(v->offset, std::make_pair(v->numel, now));
+      ok = ok && t.tensors[v->base].shape == base_list &&
+           (fresh || it->second == std::make_pair(v->numel, now));
+    }
+    int64_t end = 0;
+    bool changed = false;
+    for (const auto& [offset, sizes] : tiles) {
+      ok = ok && offset == end;
+      end += sizes.first;
+      changed = changed || sizes.first != sizes.second;
+    }
+    if (!ok || !changed || end != base_shape[0]) continue;
+    std::map<int64_t, std::pair<int64_t, int64_t>> moved;  // old offset -> (new offset, new size)
+    int64_t total = 0;
+    for (const auto& [offset, sizes] : tiles) {
+      moved[offset] = {total, sizes.second};
+      total += sizes.second;
+    }
+    for (const ViewSite* v : views) {
+      Node& n = t.nodes[v->node];
+      if (n.inputs.size() > 3 && n.inputs[3].kind == ValueKind::kInt) n.inputs[3].i = moved[v->offset].first;
+    }
+    const trace::ListId flat = t.lists.intern({total}), unit = t.lists.intern({1});
+    for (size_t k = 0; k < t.tensors.size(); ++k) {
+      TensorRef& r = t.tensors[k];
+      if (r.storage_id != storage) continue;
+      if (r.shape == base_list && old_offsets[k] == 0 && !(*keep)[k]) {
+        r.shape = flat;
+        r.numel = static_cast<uint64_t>(total);
+        if (r.has_strides) r.strides = unit;
+        (*keep)[k] = true;
+        continue;
+      }
+      // A view's own refs (the tensor as_strided made, the copies into it):
+      // at a tile's recorded offset with the tile's new size (the offset
+      // scaleRef scaled as a multiple of the dimension is not a tile's).
+      auto m = moved.find(static_cast<int64_t>(old_offsets[k]));
+      if (m != moved.end() && static_cast<int64_t>(r.numel) == m->second.second) {
+        r.offset = static_cast<uint64_t>(m->second.first);
+      }
+    }
+    ++repacked;
+  }
+  return repacked;
+}
 }  // namespace
 
 ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
@@ -118,6 +218,12 @@ ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
     work_before[i] = nodeWork(t, t.nodes[i]);
     if (t.nodes[i].comm >= 0) comm_before[i] = callSizes(t, t.nodes[i]);
   }
+  const std::vector<ViewSite> views = viewSites(t);
+  std::vector<uint64_t> old_offsets;
+  if (!views.empty()) {
+    old_offsets.reserve(t.tensors.size());
+    for (const TensorRef& r : t.tensors) old_offsets.push_back(r.offset);
+  }
   std::vector<bool> substituted(t.tensors.size(), false);
   for (size_t k = 0; k < t.tensors.size(); ++k) {
     substituted[k] = scaleRef(t, t.tensors[k], from, to);
@@ -130,6 +236,7 @@ ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
     if (n.comm >= 0) continue;
     for (Value& v : n.inputs) stats.int_args += scaleInts(v, from, to);
   }
+  if (!views.empty()) stats.repacked = repackTiledViews(t, views, old_offsets, &substituted);
   // Sizes libtorch computes from the substituted ones (a flattened bucket's
   // total) follow them; a substituted size libtorch disagrees with is the
   // check's to refuse.

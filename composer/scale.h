@@ -18,6 +18,7 @@ struct ScaleStats {
   uint64_t comms = 0;        // communication calls resized
   uint64_t timed_nodes = 0;  // durations rescaled
   uint64_t derived = 0;      // outputs whose shape libtorch derives anew (deriveOutputShapes)
+  uint64_t repacked = 0;     // flat buffers whose as_strided views were laid out anew
 };
 
 // Replaces the size `from` by `to` in every tensor shape (strides, numel and
@@ -27,7 +28,9 @@ struct ScaleStats {
 // message sizes (element counts of collectives follow their tensors;
 // splits that equal `from` are substituted). Durations scale by the ratio
 // of the node's FLOPs (matmul-like ops and convolutions) or bytes touched
-// (everything else). Outputs whose sizes libtorch derives from the
+// (everything else). A flat buffer that as_strided views tile (DDP's
+// gradient buckets) is laid out anew: offsets are the running sums of the
+// views' new sizes and the buffer their total. Outputs whose sizes libtorch derives from the
 // substituted ones take the derived sizes, and their later uses too
 // (deriveOutputShapes). Throws InputError when `from` occurs in no shape.
 ScaleStats scaleDimension(trace::Trace& t, int64_t from, int64_t to);

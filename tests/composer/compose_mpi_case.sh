@@ -9,6 +9,9 @@
 #   sharded_np4  all_gather / reduce_scatter / all_to_allv 2 -> 4: shards
 #                resized (written as Chakra, replayed from Chakra)
 #   interleave_np2  the mlp's compute with ddp2's gradient all_reduces
+#   wide_np2     ddp2 at hidden 1536 (--scale-dim 1024=1536): each gradient
+#                bucket is the sum of its views' sizes with 1024 -> 1536, read
+#                off the input's as_strided records; replayed with --verify
 set -u
 case_name=$1 et_compose=$2 et_replay=$3 src=$4
 py=$(command -v python3)
@@ -22,9 +25,9 @@ compose() {
   cat "$tmp/compose.out"
 }
 
-replay() {  # replay NP PATTERN
+replay() {  # replay NP PATTERN [ET_REPLAY FLAG...]
   timeout -k 5 240 mpirun -np "$1" --oversubscribe "$et_replay" "$2" --device cpu --threads 1 \
-    --warmup 0 --iters 1 --quiet --report-json "$tmp/r.json" >"$tmp/replay.out" 2>&1
+    --warmup 0 --iters 1 --quiet --report-json "$tmp/r.json" "${@:3}" >"$tmp/replay.out" 2>&1
   local rc=$?
   tail -n 20 "$tmp/replay.out"
   [ "$rc" -eq 0 ] || fail "mpirun et_replay exit $rc"
@@ -59,6 +62,23 @@ if mode == "ddp2":
     want = sorted(c["bytes"] for c in d["collectives"] if c["type"] == "all_reduce")
     print("input buckets (bytes):", sizes)
     assert len(sizes) == 2 and sizes == want, f"all_reduce sizes {want} != input buckets {sizes}"
+elif mode == "wide":
+    # A bucket's views: as_strided records whose base is the bucket, offset
+    # given; each view's elements with 1024 -> 1536, summed per bucket.
+    raw = gzip.open(inp % 0).read().decode()
+    buckets = {}
+    for base, dims, off in re.findall(
+            r'"inputs": \[\[\d+,(\d+),0,\d+,4,"cpu"\],\[([\d,]+)\],\[[\d,]+\],(\d+)\]', raw):
+        n = 1
+        for x in dims.split(","):
+            n *= 1536 if int(x) == 1024 else int(x)
+        buckets.setdefault(base, {})[int(off)] = n
+    sizes = sorted(sum(v.values()) * 4 for v in buckets.values())
+    want = sorted(c["bytes"] for c in d["collectives"] if c["type"] == "all_reduce")
+    print("input buckets at hidden 1536 (bytes):", sizes)
+    assert len(sizes) == 2 and sizes == want, f"all_reduce sizes {want} != {sizes}"
+    c = d["coverage"]
+    assert c["replayed"] == c["operators"] and c["adapted"] == 0, c
 else:
     src = json.load(open(inp % 0))
     for n in src["nodes"]:
@@ -125,6 +145,14 @@ interleave_np2)
   check ddp2 "$ddp" "$tmp/il.rank%d.json" 2
   "$py" -c "import json,sys; c=json.load(open(sys.argv[1]))['coverage']; print(c); assert c['operators'] > 100" \
     "$tmp/r.json" || fail "the mlp's compute was not replayed"
+  ;;
+wide_np2)
+  in="$src/fleet_samples/ddp2/ddp2.rank%d.et.json.gz"
+  compose "$in" --scale-dim 1024=1536 -o "$tmp/wide.rank%d.json"
+  grep -q "2 flat buffers re-tiled" "$tmp/compose.out" || fail "et_compose did not re-tile the two buckets"
+  replay 2 "$tmp/wide.rank%d.json" --verify
+  if grep -E "!= recorded|output is undefined" "$tmp/replay.out"; then fail "outputs differ from the trace"; fi
+  check wide "$in" "$tmp/wide.rank%d.json" 2
   ;;
 *) fail "unknown case $case_name" ;;
 esac

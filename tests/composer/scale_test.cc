@@ -84,6 +84,46 @@ TEST(ScaleDim, SizesLibtorchDerivesFollowTheSubstitution) {
   EXPECT_NO_THROW(checkShapes(scaled));
 }
 
+// ddp2 (fleet_samples/README: an MLP of 3 x Linear(1024, 1024) + Linear(1024,
+// 16) under DDP) keeps its gradients in two flat buckets that as_strided
+// views tile, in the reducer's order: the head's bias, weight, then the last
+// hidden layer's bias, weight; and the first two layers' bias, weight each.
+// At hidden 1536 the views still tile them, at the running sums of the new
+// parameter sizes, and the all_reduces carry the new totals.
+TEST(ScaleDim, Ddp2GradientBucketsAreLaidOutAnew) {
+  trace::Trace t = trace::readTrace(std::string(ETB_SOURCE_DIR) + "/fleet_samples/ddp2/ddp2.rank0.et.json.gz");
+  const int64_t h = 1536, classes = 16;
+  const std::vector<int64_t> head = {classes, classes * h, h, h * h}, body = {h, h * h, h, h * h};
+  auto runningSums = [](const std::vector<int64_t>& sizes) {
+    std::vector<int64_t> at(1, 0);
+    for (int64_t s : sizes) at.push_back(at.back() + s);
+    return at;  // the offsets, then the total
+  };
+  const auto head_at = runningSums(head), body_at = runningSums(body);
+  const ScaleStats s = scaleDimension(t, 1024, h);
+  EXPECT_EQ(s.repacked, 2u);
+  std::vector<uint64_t> elems;
+  for (const trace::CommInfo& c : t.comms) elems.push_back(c.in_elems);
+  EXPECT_EQ(elems, (std::vector<uint64_t>{static_cast<uint64_t>(head_at.back()),
+                                          static_cast<uint64_t>(body_at.back())}));
+  size_t views = 0;
+  for (const trace::Node& n : t.nodes) {
+    if (t.name(n) != "aten::as_strided" || n.inputs.size() < 4) continue;
+    const int64_t base = t.list(t.tensors[n.inputs[0].tensor].shape).at(0);
+    const auto& at = base == head_at.back() ? head_at : body_at;
+    if (base != head_at.back() && base != body_at.back()) continue;
+    const int64_t offset = n.inputs[3].kind == trace::ValueKind::kInt ? n.inputs[3].i : 0;
+    const auto k = std::find(at.begin(), at.end() - 1, offset);
+    ASSERT_NE(k, at.end() - 1) << "node " << n.id << ": offset " << offset << " is no parameter's";
+    const trace::TensorRef& view = t.tensors[n.outputs.at(0).tensor];
+    EXPECT_EQ(static_cast<int64_t>(view.offset), offset) << "node " << n.id;
+    EXPECT_EQ(static_cast<int64_t>(view.numel), *(k + 1) - *k) << "node " << n.id;
+    ++views;
+  }
+  EXPECT_EQ(views, 8u) << "the four views of each bucket, once each";
+  EXPECT_NO_THROW(checkShapes(t));
+}
+
 TEST(ScaleDim, DimensionThatDoesNotOccurIsRejected) {
   trace::Trace t = fleetSample("mlp");
   EXPECT_THROW(scaleDimension(t, 777, 778), InputError);
