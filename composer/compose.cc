@@ -63,7 +63,8 @@ void applyStep(std::vector<Trace>& ranks, const Step& s, std::ostream& log) {
       DtypeStats st;
       for (Trace& t : ranks) st = changeDtype(t, s.dtype_from, s.dtype_to);
       log << "  " << st.tensors << " tensors, " << st.scalar_args << " dtype arguments, " << st.comms
-          << " comm calls converted (rank 0 last)\n";
+          << " comm calls converted, " << st.derived
+          << " outputs take the dtype libtorch derives (rank 0 last)\n";
       break;
     }
     case StepKind::kWorldSize: {

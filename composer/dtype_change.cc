@@ -7,6 +7,7 @@
 
 #include "composer/node_work.h"
 #include "composer/scale.h"
+#include "composer/shape_check.h"
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
 #include "replayer/op_plan.h"
@@ -86,6 +87,32 @@ bool outputsHave(const Trace& t, const Node& n, DType d) {
   return false;
 }
 
+// A tensor's type string after deriveOutputDtypes gave its ref another
+// dtype ("Tensor(c10::BFloat16)" -> "Tensor(float)"); a list's follows its
+// items.
+bool retypeDerived(Trace& t, Value& v) {
+  bool changed = false;
+  for (Value& x : v.items) changed = retypeDerived(t, x) || changed;
+  if (v.kind == ValueKind::kTensor) {
+    const std::string_view name = typeMetaName(t.tensors[v.tensor].dtype);
+    const std::string want = "Tensor(" + std::string(name) + ")";
+    const std::string_view have = t.str(v.type);
+    if (!name.empty() && have.substr(0, 7) == "Tensor(" && have != want) {
+      v.type = t.strings.intern(want);
+      changed = true;
+    }
+  } else if (changed && (v.kind == ValueKind::kList || v.kind == ValueKind::kTuple)) {
+    const std::string_view have = t.str(v.type);
+    const size_t open = have.find('[');
+    if (open != std::string_view::npos) {
+      std::string text(have.substr(0, open + 1));
+      for (size_t i = 0; i < v.items.size(); ++i) text += (i ? "," : "") + std::string(t.str(v.items[i].type));
+      v.type = t.strings.intern(text + "]");
+    }
+  }
+  return changed;
+}
+
 void retypeComm(Trace& t, Node& n, DType from, DType to) {
   trace::CommInfo& c = t.comms[static_cast<size_t>(n.comm)];
   if (c.dtype != from && c.dtype != DType::kUnknown) return;
@@ -136,6 +163,14 @@ DtypeStats changeDtype(Trace& t, DType from, DType to) {
     if (n.comm >= 0) {
       retypeComm(t, n, from, to);
       ++stats.comms;
+    }
+  }
+  stats.derived = deriveOutputDtypes(t);
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    Node& n = t.nodes[i];
+    if (stats.derived > 0) {
+      for (Value& v : n.inputs) retypeDerived(t, v);
+      for (Value& v : n.outputs) retypeDerived(t, v);
     }
     if (n.dur_us > 0 && bytes_before[i] > 0 && !isMatmulLike(t, n)) {
       n.dur_us *= nodeWork(t, n) / bytes_before[i];

@@ -39,11 +39,14 @@ struct DtypeStats {
   uint64_t tensors = 0;      // tensor arguments converted
   uint64_t scalar_args = 0;  // ScalarType arguments rewritten
   uint64_t comms = 0;
+  uint64_t derived = 0;      // outputs whose dtype libtorch derives otherwise (deriveOutputDtypes)
 };
 
 // Converts every tensor of dtype `from` to `to`: dtype, itemsize, the
 // recorded type strings ("Tensor(float)" -> "Tensor(c10::BFloat16)"),
 // ScalarType arguments (by the op schema), comm dtype and byte counts.
+// An output whose dtype libtorch derives otherwise from the converted inputs
+// takes libtorch's (abs of a complex tensor is float), and so do its uses.
 // Durations of non-matmul ops scale by the byte ratio; matmul-like ops keep
 // theirs (same FLOPs; the speed of a dtype is the target's business).
 // Throws InputError when no tensor has dtype `from`.

@@ -12,6 +12,7 @@
 #include "composer/check_input.h"
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
+#include "replayer/comm/tensor_bind.h"
 #include "replayer/cpu_rewrites.h"
 #include "replayer/data_rules.h"
 #include "replayer/dtype_fallback.h"
@@ -194,15 +195,18 @@ class Checker {
   // Derive mode (deriveOutputShapes): an output whose shape libtorch
   // computes otherwise takes libtorch's, and so do the later uses of that
   // tensor; nothing fails.
-  uint64_t derive(Trace& t, const std::vector<bool>& keep);
+  uint64_t derive(Trace& t, const std::vector<bool>& keep, bool dtypes = false);
 
  private:
   struct Derived {
     uint32_t tensor;
+    bool reshaped;  // else only the dtype is new
     std::vector<int64_t> shape, strides;
+    trace::DType dtype;  // kUnknown: as recorded
   };
   void applyDerived(size_t node);
   bool deriving_ = false;
+  bool derive_dtypes_ = false;  // an output's dtype follows libtorch's too
   std::vector<Derived> derived_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> uses_;  // tensor id -> refs, in node order
   std::vector<uint32_t> node_of_;  // ref -> the node that holds it
@@ -295,14 +299,19 @@ std::string Checker::compareOutputs(const Node& n, const c10::OperatorHandle& op
       }
       const trace::TensorRef& ref = t_.tensors[v.tensor];
       const auto& want = t_.list(ref.shape);
-      if (!standin && ref.dtype != trace::DType::kUnknown &&
-          got.scalar_type() != replay::detail::toScalarType(ref.dtype)) {
+      const bool may_derive = deriving_ && !(*keep_)[v.tensor];
+      const bool other_dtype = !standin && ref.dtype != trace::DType::kUnknown &&
+                               got.scalar_type() != replay::detail::toScalarType(ref.dtype);
+      const trace::DType derived_dtype = replay::comm::dtypeOf(got.scalar_type());
+      if (other_dtype && !(may_derive && derive_dtypes_ && derived_dtype != trace::DType::kUnknown)) {
         return "output " + std::to_string(r) + " has dtype " + c10::toString(got.scalar_type()) +
                " but the trace claims " + std::string(trace::dtypeName(ref.dtype));
       }
-      if (got.sizes() == c10::IntArrayRef(want) || loose) return "";
-      if (deriving_ && !(*keep_)[v.tensor]) {
-        derived_.push_back({v.tensor, got.sizes().vec(), got.strides().vec()});
+      const bool other_shape = got.sizes() != c10::IntArrayRef(want) && !loose;
+      if (!other_dtype && !other_shape) return "";
+      if (may_derive) {
+        derived_.push_back({v.tensor, other_shape, got.sizes().vec(), got.strides().vec(),
+                            other_dtype ? derived_dtype : trace::DType::kUnknown});
         return "";
       }
       return "output " + std::to_string(r) + " has shape " + shapeText(got.sizes()) +
@@ -396,8 +405,9 @@ void eachRef(const Value& v, Fn fn) {
   for (const Value& x : v.items) eachRef(x, fn);
 }
 
-uint64_t Checker::derive(Trace& t, const std::vector<bool>& keep) {
+uint64_t Checker::derive(Trace& t, const std::vector<bool>& keep, bool dtypes) {
   deriving_ = true;
+  derive_dtypes_ = dtypes;
   mutable_ = &t;
   keep_ = &keep;
   node_of_.assign(t.tensors.size(), 0);
@@ -422,6 +432,11 @@ void Checker::applyDerived(size_t node) {
   for (const Derived& d : derived_) {
     const trace::TensorRef before = mutable_->tensors[d.tensor];
     const auto rewrite = [&](trace::TensorRef& r) {
+      if (d.dtype != trace::DType::kUnknown) {
+        r.dtype = d.dtype;
+        r.itemsize = static_cast<uint32_t>(trace::dtypeSize(d.dtype));
+      }
+      if (!d.reshaped) return;
       r.shape = mutable_->lists.intern(d.shape);
       if (r.has_strides) r.strides = mutable_->lists.intern(d.strides);
       r.numel = static_cast<uint64_t>(std::accumulate(d.shape.begin(), d.shape.end(), int64_t{1},
@@ -430,7 +445,7 @@ void Checker::applyDerived(size_t node) {
     for (uint32_t ref : uses_.at(before.tensor_id)) {
       trace::TensorRef& r = mutable_->tensors[ref];
       if (node_of_[ref] < node || r.storage_id != before.storage_id || r.offset != before.offset ||
-          r.shape != before.shape) {
+          r.shape != before.shape || r.dtype != before.dtype) {
         continue;
       }
       rewrite(r);
@@ -492,6 +507,12 @@ uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep) {
   std::vector<bool> all = keep;
   all.resize(t.tensors.size(), false);
   return Checker(t, o).derive(t, all);
+}
+
+uint64_t deriveOutputDtypes(trace::Trace& t) {
+  const CheckOptions o;
+  const std::vector<bool> none(t.tensors.size(), false);
+  return Checker(t, o).derive(t, none, true);
 }
 
 void mergeReports(CheckReport& a, const CheckReport& b) {

@@ -59,6 +59,13 @@ CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options = {})
 // outputs given a new shape.
 uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep = {});
 
+// The same for dtypes after a dtype change: every output takes the dtype
+// libtorch gives it from its converted inputs (abs of a complex tensor stays
+// float; bincount with bfloat16 weights counts in double), and its later
+// uses too. The tensors' type strings are the caller's to rewrite. Returns
+// the outputs given a new dtype or shape.
+uint64_t deriveOutputDtypes(trace::Trace& t);
+
 // True when libtorch's error `what` says the backend has no kernel for the op
 // (then checked on the CPU instead), false for a shape error.
 bool isMissingKernel(const std::string& what);

@@ -194,6 +194,41 @@ TEST(Dtype, Bf16ConvertsTensorsTypesAndDtypeArguments) {
 // kernel for it and its CPU kernel in BFloat16 computes a plain convolution
 // ([2, 16, 4, 4] where the trace says [2, 16, 16, 16]), so the check must
 // not ask that kernel. The output shape comes from the recording in float32.
+// A spectrogram's magnitude (zoo_speech: abs of stft's complex output) is
+// float whatever the conversion does, since complex64 has no bfloat16 kind;
+// by type promotion its product with a now-bfloat16 weight is float too.
+// Both outputs and the product's input take those dtypes, in ref and type
+// string; the weight is converted. Before, the check refused the abs: "output
+// 0 has dtype Float but the trace claims bfloat16".
+TEST(Dtype, OutputsTakeTheDtypeLibtorchDerives) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const trace::Value spec = b.tensor({4, 3}, trace::DType::kComplexFloat), mag = b.tensor({4, 3});
+  const trace::Value w = b.tensor({4, 3}), y = b.tensor({4, 3});
+  b.op("aten::abs(Tensor self) -> Tensor", {spec}, {mag});
+  const trace::Value mag_in = trace::makeTensor(t, t.tensors[mag.tensor], "Tensor(float)");
+  b.op("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor", {mag_in, w}, {y});
+  trace::Trace c = b.finish();
+  const DtypeStats s = changeDtype(c, trace::DType::kFloat, trace::DType::kBFloat16);
+  EXPECT_EQ(s.derived, 2u);
+  const trace::Node* abs = nullptr;
+  const trace::Node* mul = nullptr;
+  for (const trace::Node& n : c.nodes) {
+    if (c.name(n) == "aten::abs") abs = &n;
+    if (c.name(n) == "aten::mul") mul = &n;
+  }
+  ASSERT_TRUE(abs && mul);
+  const auto dtypeOf = [&](const trace::Value& v) { return c.tensors[v.tensor].dtype; };
+  EXPECT_EQ(dtypeOf(abs->outputs[0]), trace::DType::kFloat);
+  EXPECT_EQ(c.str(abs->outputs[0].type), "Tensor(float)");
+  EXPECT_EQ(dtypeOf(mul->inputs[0]), trace::DType::kFloat);
+  EXPECT_EQ(dtypeOf(mul->inputs[1]), trace::DType::kBFloat16);
+  EXPECT_EQ(c.str(mul->inputs[1].type), "Tensor(c10::BFloat16)");
+  EXPECT_EQ(dtypeOf(mul->outputs[0]), trace::DType::kFloat);
+  EXPECT_EQ(c.tensors[mul->outputs[0].tensor].itemsize, 4u);
+  EXPECT_NO_THROW(checkShapes(c));
+}
+
 TEST(Dtype, Bf16TransposedConvolutionPassesTheShapeCheck) {
   test::TraceBuilder b;
   trace::Trace& t = b.trace();
