@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include "composer/scale.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include <algorithm>
 #include <array>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "composer/node_work.h"
 #include "composer/shape_check.h"
 #include "core/base/error.h"
+#include "replayer/arg_decoder.h"
 
 namespace etb::compose {
 namespace {
@@ -82,6 +86,34 @@ uint64_t scaleInts(Value& v, int64_t from, int64_t to) {
   }
   return n;
 }
+
+// Int arguments that name a dimension or a position along one (select's
+// index, transpose's dim0, flatten's start_dim): a size substitution never
+// touches them (--scale-dim 2=4 must not turn dim=2 into dim=4; select's
+// index 16 along a dimension of 32 stays 16 when a batch of 16 doubles).
+// Positions in the op's schema, found through the dispatcher; cached.
+class PositionArgs {
+ public:
+  const std::vector<size_t>& of(const Trace& t, const Node& n) {
+    auto [it, fresh] = cache_.try_emplace(n.op_schema);
+    if (!fresh || n.op_schema == 0) return it->second;
+    std::string name, overload;
+    if (!replay::detail::parseSchemaName(t.str(n.op_schema), &name, &overload)) return it->second;
+    auto op = c10::Dispatcher::singleton().findSchema({name, overload});
+    if (!op) return it->second;
+    static const std::set<std::string> kDims = {"dim", "dim0", "dim1", "dims", "start_dim", "end_dim",
+                                                "source", "destination", "axis"};
+    const auto& args = op->schema().arguments();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const bool int_arg = args[i].type()->kind() == c10::TypeKind::IntType;
+      if (kDims.count(args[i].name()) || (int_arg && args[i].name() == "index")) it->second.push_back(i);
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<trace::StrId, std::vector<size_t>> cache_;
+};
 
 void setAttrInt(Trace& t, Node& n, std::string_view name, int64_t v) {
   for (trace::Attr& a : n.attrs) {
@@ -219,6 +251,18 @@ ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
     if (t.nodes[i].comm >= 0) comm_before[i] = callSizes(t, t.nodes[i]);
   }
   const std::vector<ViewSite> views = viewSites(t);
+  std::vector<RecordedReshape> reshapes;
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const Node& n = t.nodes[i];
+    const std::string_view name = t.name(n);
+    if ((name != "aten::view" && name != "aten::reshape" && name != "aten::_unsafe_view") ||
+        n.inputs.size() < 2 || n.inputs[0].kind != ValueKind::kTensor || n.inputs[1].kind != ValueKind::kList) {
+      continue;
+    }
+    std::vector<int64_t> sizes;
+    for (const Value& x : n.inputs[1].items) sizes.push_back(x.kind == ValueKind::kInt ? x.i : -1);
+    reshapes.push_back({i, t.list(t.tensors[n.inputs[0].tensor].shape), std::move(sizes)});
+  }
   std::vector<uint64_t> old_offsets;
   if (!views.empty()) {
     old_offsets.reserve(t.tensors.size());
@@ -232,15 +276,19 @@ ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
   if (stats.shapes == 0) {
     ETB_INPUT_ERROR(SourceLoc{t.path}, "dimension ", from, " does not occur in any tensor shape");
   }
+  PositionArgs positions;
   for (Node& n : t.nodes) {
     if (n.comm >= 0) continue;
-    for (Value& v : n.inputs) stats.int_args += scaleInts(v, from, to);
+    const std::vector<size_t>& skip = positions.of(t, n);
+    for (size_t a = 0; a < n.inputs.size(); ++a) {
+      if (std::find(skip.begin(), skip.end(), a) == skip.end()) stats.int_args += scaleInts(n.inputs[a], from, to);
+    }
   }
   if (!views.empty()) stats.repacked = repackTiledViews(t, views, old_offsets, &substituted);
   // Sizes libtorch computes from the substituted ones (a flattened bucket's
   // total) follow them; a substituted size libtorch disagrees with is the
   // check's to refuse.
-  stats.derived = deriveOutputShapes(t, substituted);
+  stats.derived = deriveOutputShapes(t, substituted, reshapes, from);
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     Node& n = t.nodes[i];
     if (n.comm >= 0) {

@@ -196,6 +196,11 @@ class Checker {
   // computes otherwise takes libtorch's, and so do the later uses of that
   // tensor; nothing fails.
   uint64_t derive(Trace& t, const std::vector<bool>& keep, bool dtypes = false);
+  void setReshapes(const std::vector<RecordedReshape>* r, int64_t from) {
+    reshapes_.clear();
+    for (const RecordedReshape& x : *r) reshapes_.emplace(x.node, &x);
+    from_ = from;
+  }
 
  private:
   struct Derived {
@@ -207,6 +212,9 @@ class Checker {
   void applyDerived(size_t node);
   bool deriving_ = false;
   bool derive_dtypes_ = false;  // an output's dtype follows libtorch's too
+  std::unordered_map<size_t, const RecordedReshape*> reshapes_;  // node -> as recorded
+  int64_t from_ = 0;
+  void refit(size_t node);
   std::vector<Derived> derived_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> uses_;  // tensor id -> refs, in node order
   std::vector<uint32_t> node_of_;  // ref -> the node that holds it
@@ -348,7 +356,25 @@ std::string_view Checker::onCpu(const Node& n, const c10::OperatorHandle& op,
   return kCpuStandin;
 }
 
+// Rewrites a recorded reshape's sizes for its input as it is now.
+void Checker::refit(size_t node) {
+  auto it = reshapes_.find(node);
+  if (it == reshapes_.end()) return;
+  Node& n = mutable_->nodes[node];
+  if (n.inputs.size() < 2 || n.inputs[0].kind != trace::ValueKind::kTensor ||
+      n.inputs[1].kind != trace::ValueKind::kList) {
+    return;
+  }
+  const std::vector<int64_t>& input = mutable_->list(mutable_->tensors[n.inputs[0].tensor].shape);
+  const std::vector<int64_t> sizes = refitReshape(it->second->input, it->second->sizes, input, from_);
+  if (sizes.size() != n.inputs[1].items.size()) return;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (n.inputs[1].items[k].kind == trace::ValueKind::kInt) n.inputs[1].items[k].i = sizes[k];
+  }
+}
+
 void Checker::checkOp(const Node& n) {
+  if (deriving_ && !reshapes_.empty()) refit(static_cast<size_t>(&n - t_.nodes.data()));
   std::string name, overload;
   if (!replay::detail::parseSchemaName(t_.str(n.op_schema), &name, &overload)) {
     unchecked(std::string(t_.name(n)), "no op schema recorded");
@@ -498,6 +524,58 @@ void Checker::checkComm(const Node& n) {
 }
 }  // namespace
 
+std::vector<int64_t> refitReshape(const std::vector<int64_t>& old_input, const std::vector<int64_t>& sizes,
+                                  const std::vector<int64_t>& input, int64_t from) {
+  if (input.size() != old_input.size() || input == old_input) return sizes;
+  for (int64_t v : sizes) {
+    if (v <= 0) return {};  // -1 (inferred) or an empty dim
+  }
+  for (int64_t v : old_input) {
+    if (v <= 0) return {};
+  }
+  std::vector<int64_t> out = sizes;
+  size_t i = 0, j = 0;
+  while (i < old_input.size() || j < sizes.size()) {
+    const size_t i0 = i, j0 = j;
+    int64_t pin = 1, pout = 1;
+    if (i < old_input.size()) pin *= old_input[i++];
+    if (j < sizes.size()) pout *= sizes[j++];
+    while (pin != pout) {
+      if (pin < pout && i < old_input.size()) {
+        pin *= old_input[i++];
+      } else if (pout < pin && j < sizes.size()) {
+        pout *= sizes[j++];
+      } else {
+        return {};  // the sizes do not hold the input's elements
+      }
+    }
+    int64_t now = 1;
+    for (size_t k = i0; k < i; ++k) now *= input[k];
+    if (now == pin) continue;
+    if (j - j0 == 1) {
+      out[j0] = now;
+      continue;
+    }
+    if (now % pin != 0) return {};
+    // Split: the size that is the dimension itself grows; else the end of
+    // the group the grown input dims sit at (outermost or innermost); else
+    // the first multiple of the dimension.
+    size_t k = j0;
+    while (k < j && sizes[k] != from) ++k;
+    if (k == j) {
+      const bool outer = input[i0] != old_input[i0], inner = input[i - 1] != old_input[i - 1];
+      if (outer != inner) k = outer ? j0 : j - 1;
+    }
+    if (k == j) {
+      k = j0;
+      while (k < j && (from < 2 || sizes[k] % from != 0)) ++k;
+    }
+    if (k == j) return {};
+    out[k] *= now / pin;
+  }
+  return out;
+}
+
 CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options) {
   return Checker(t, options).run();
 }
@@ -507,6 +585,16 @@ uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep) {
   std::vector<bool> all = keep;
   all.resize(t.tensors.size(), false);
   return Checker(t, o).derive(t, all);
+}
+
+uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep,
+                            const std::vector<RecordedReshape>& reshapes, int64_t from) {
+  const CheckOptions o;
+  std::vector<bool> all = keep;
+  all.resize(t.tensors.size(), false);
+  Checker c(t, o);
+  c.setReshapes(&reshapes, from);
+  return c.derive(t, all);
 }
 
 uint64_t deriveOutputDtypes(trace::Trace& t) {

@@ -59,6 +59,31 @@ CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options = {})
 // outputs given a new shape.
 uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep = {});
 
+// A view or reshape as recorded before a substitution: the node, its input's
+// shape and its size argument.
+struct RecordedReshape {
+  size_t node;
+  std::vector<int64_t> input, sizes;
+};
+
+// deriveOutputShapes that also refits the size arguments of `reshapes`
+// (before running each): the recorded sizes are matched to the input's dims
+// they merge or split, and a group whose input now holds more elements
+// grows with it: a merged dim takes the group's new product ([seq, batch,
+// 4h] -> [seq * batch, 4h]); of a split one, the size equal to `from`
+// grows, else the one at the end (outer or inner) where the grown input
+// dims are ([s, b, d] -> [s, b * heads, d / heads]), else the first multiple
+// of `from`. Sizes with -1 are libtorch's to infer. Returns the outputs
+// given a new shape.
+uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep,
+                            const std::vector<RecordedReshape>& reshapes, int64_t from);
+
+// The sizes `sizes` (a reshape of `old_input`) become when that input has
+// the shape `input` (same rank), as above; empty when the grouping cannot
+// be told.
+std::vector<int64_t> refitReshape(const std::vector<int64_t>& old_input, const std::vector<int64_t>& sizes,
+                                  const std::vector<int64_t>& input, int64_t from);
+
 // The same for dtypes after a dtype change: every output takes the dtype
 // libtorch gives it from its converted inputs (abs of a complex tensor stays
 // float; bincount with bfloat16 weights counts in double), and its later

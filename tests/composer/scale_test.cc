@@ -124,6 +124,48 @@ TEST(ScaleDim, Ddp2GradientBucketsAreLaidOutAnew) {
   EXPECT_NO_THROW(checkShapes(t));
 }
 
+// A reshape's sizes hold its input's elements, group by group; the groups
+// are worked out here by hand. Batch 8 -> 16 throughout.
+TEST(ScaleDim, ReshapeSizesFollowTheInputDimsTheyMergeOrSplit) {
+  // [seq 32, batch 8, 512] merged to [seq * batch, 512].
+  EXPECT_EQ(refitReshape({32, 8, 512}, {256, 512}, {32, 16, 512}, 8), (std::vector<int64_t>{512, 512}));
+  // [seq 128, batch 8, 256] split into heads: [128, batch * 4 heads, 64].
+  EXPECT_EQ(refitReshape({128, 8, 256}, {128, 32, 64}, {128, 16, 256}, 8),
+            (std::vector<int64_t>{128, 64, 64}));
+  // [seq * batch, 256] back to [128, 8, 256]: the 8 grows, not the 128.
+  EXPECT_EQ(refitReshape({1024, 256}, {128, 8, 256}, {2048, 256}, 8), (std::vector<int64_t>{128, 16, 256}));
+  // Unchanged input: the sizes as recorded; -1 is libtorch's to infer.
+  EXPECT_EQ(refitReshape({4, 6}, {24}, {4, 6}, 4), (std::vector<int64_t>{24}));
+  EXPECT_TRUE(refitReshape({8, 6}, {-1}, {16, 6}, 8).empty());
+}
+
+// Int arguments that name a dimension or a position along one stay: at
+// 2=4 a transpose keeps dim0=2, and select's index 2 along the last dim
+// (of 3) is still 2; view's size 2 is a size and becomes 4.
+TEST(ScaleDim, DimensionAndIndexArgumentsAreNotSizes) {
+  test::TraceBuilder b;
+  trace::Trace& t = b.trace();
+  const trace::Value x = b.tensor({2, 5, 3}), xt = b.tensor({3, 5, 2}, trace::DType::kFloat);
+  b.op("aten::transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+       {x, trace::makeInt(t, 2), trace::makeInt(t, 0)}, {xt});
+  const trace::Value x2 = trace::makeTensor(t, t.tensors[x.tensor], "Tensor(float)"), col = b.tensor({2, 5});
+  b.op("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
+       {x2, trace::makeInt(t, 2), trace::makeInt(t, 2)}, {col});
+  trace::Trace c = b.finish();
+  scaleDimension(c, 2, 4);
+  for (const trace::Node& n : c.nodes) {
+    if (c.name(n) == "aten::transpose") {
+      EXPECT_EQ(n.inputs[1].i, 2) << "dim0";
+      EXPECT_EQ(c.list(c.tensors[n.outputs[0].tensor].shape), (std::vector<int64_t>{3, 5, 4}));
+    }
+    if (c.name(n) == "aten::select") {
+      EXPECT_EQ(n.inputs[1].i, 2) << "dim";
+      EXPECT_EQ(n.inputs[2].i, 2) << "index";
+    }
+  }
+  EXPECT_NO_THROW(checkShapes(c));
+}
+
 TEST(ScaleDim, DimensionThatDoesNotOccurIsRejected) {
   trace::Trace t = fleetSample("mlp");
   EXPECT_THROW(scaleDimension(t, 777, 778), InputError);
