@@ -88,8 +88,9 @@ uint64_t scaleInts(Value& v, int64_t from, int64_t to) {
 }
 
 // Int arguments that name a dimension or a position along one (select's
-// index, transpose's dim0, flatten's start_dim): a size substitution never
-// touches them (--scale-dim 2=4 must not turn dim=2 into dim=4; select's
+// index, transpose's dim0, flatten's start_dim), and the dtype, layout and
+// memory_format codes recorded as Ints: a size substitution never touches
+// them (at 4=8, to(dtype=4, int64) must not become ComplexHalf's 8) (--scale-dim 2=4 must not turn dim=2 into dim=4; select's
 // index 16 along a dimension of 32 stays 16 when a batch of 16 doubles).
 // Positions in the op's schema, found through the dispatcher; cached.
 class PositionArgs {
@@ -106,7 +107,12 @@ class PositionArgs {
     const auto& args = op->schema().arguments();
     for (size_t i = 0; i < args.size(); ++i) {
       const bool int_arg = args[i].type()->kind() == c10::TypeKind::IntType;
-      if (kDims.count(args[i].name()) || (int_arg && args[i].name() == "index")) it->second.push_back(i);
+      // dtype, layout and memory_format are recorded as plain Ints too.
+      c10::TypePtr real = args[i].real_type();
+      if (real->kind() == c10::TypeKind::OptionalType) real = real->castRaw<c10::OptionalType>()->getElementType();
+      const bool code = real->kind() == c10::TypeKind::ScalarTypeType || real->kind() == c10::TypeKind::LayoutType ||
+                        real->kind() == c10::TypeKind::MemoryFormatType;
+      if (code || kDims.count(args[i].name()) || (int_arg && args[i].name() == "index")) it->second.push_back(i);
     }
     return it->second;
   }

@@ -139,9 +139,9 @@ TEST(ScaleDim, ReshapeSizesFollowTheInputDimsTheyMergeOrSplit) {
   EXPECT_TRUE(refitReshape({8, 6}, {-1}, {16, 6}, 8).empty());
 }
 
-// Int arguments that name a dimension or a position along one stay: at
-// 2=4 a transpose keeps dim0=2, and select's index 2 along the last dim
-// (of 3) is still 2; view's size 2 is a size and becomes 4.
+// Int arguments that name a dimension or a position along one stay, and so
+// do dtype codes: at 2=4 a transpose keeps dim0=2, select's index 2 along
+// the last dim (of 3) is still 2, and to(dtype=2) still casts to int16.
 TEST(ScaleDim, DimensionAndIndexArgumentsAreNotSizes) {
   test::TraceBuilder b;
   trace::Trace& t = b.trace();
@@ -151,6 +151,12 @@ TEST(ScaleDim, DimensionAndIndexArgumentsAreNotSizes) {
   const trace::Value x2 = trace::makeTensor(t, t.tensors[x.tensor], "Tensor(float)"), col = b.tensor({2, 5});
   b.op("aten::select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
        {x2, trace::makeInt(t, 2), trace::makeInt(t, 2)}, {col});
+  // ScalarType 2 is int16 (c10's code), not a size: to(int16) stays int16.
+  const trace::Value col2 = trace::makeTensor(t, t.tensors[col.tensor], "Tensor(float)");
+  const trace::Value shorts = b.tensor({2, 5}, trace::DType::kInt16);
+  b.op("aten::to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+       "MemoryFormat? memory_format=None) -> Tensor(a)",
+       {col2, trace::makeInt(t, 2)}, {shorts});
   trace::Trace c = b.finish();
   scaleDimension(c, 2, 4);
   for (const trace::Node& n : c.nodes) {
@@ -161,6 +167,9 @@ TEST(ScaleDim, DimensionAndIndexArgumentsAreNotSizes) {
     if (c.name(n) == "aten::select") {
       EXPECT_EQ(n.inputs[1].i, 2) << "dim";
       EXPECT_EQ(n.inputs[2].i, 2) << "index";
+    }
+    if (c.name(n) == "aten::to") {
+      EXPECT_EQ(n.inputs[1].i, 2) << "dtype";
     }
   }
   EXPECT_NO_THROW(checkShapes(c));
