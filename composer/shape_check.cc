@@ -373,6 +373,58 @@ void Checker::refit(size_t node) {
   }
 }
 
+// CTC's CPU kernels trust their lengths: run on lists that do not fit the
+// tensors (a batch grown by --scale-dim, its per-sample lengths not), they
+// read past their buffers and crash. What must hold, checked first: one
+// input and one target length per sample, none beyond the time steps or the
+// targets, and the backward's log_alpha as long.
+std::string ctcDefect(const Trace& t, const c10::OperatorHandle& op, const std::vector<Value>& inputs) {
+  if (op.schema().name().find("ctc_loss") == std::string::npos) return "";
+  const auto& schema = op.schema().arguments();
+  auto arg = [&](std::string_view name) -> const Value* {
+    for (size_t i = 0; i < schema.size() && i < inputs.size(); ++i) {
+      if (schema[i].name() == name) return &inputs[i];
+    }
+    return nullptr;
+  };
+  auto shape = [&](const Value* v) -> std::vector<int64_t> {
+    if (v == nullptr || v->kind != trace::ValueKind::kTensor) return {};
+    return t.list(t.tensors[v->tensor].shape);
+  };
+  auto ints = [](const Value* v) {
+    std::vector<int64_t> out;
+    if (v != nullptr && v->kind == trace::ValueKind::kList) {
+      for (const Value& x : v->items) out.push_back(x.kind == trace::ValueKind::kInt ? x.i : -1);
+    }
+    return out;
+  };
+  const std::vector<int64_t> probs = shape(arg("log_probs")), targets = shape(arg("targets"));
+  if (probs.size() != 3) return "";
+  const int64_t steps = probs[0], batch = probs[1];
+  const std::vector<int64_t> in_len = ints(arg("input_lengths")), tgt_len = ints(arg("target_lengths"));
+  if (in_len.empty() && tgt_len.empty()) return "";  // lengths as tensors: their values are made up
+  auto text = [](const std::vector<int64_t>& v) { return shapeText(c10::IntArrayRef(v)); };
+  if (static_cast<int64_t>(in_len.size()) != batch || static_cast<int64_t>(tgt_len.size()) != batch) {
+    return "input_lengths " + text(in_len) + " and target_lengths " + text(tgt_len) +
+           " need one entry per sample of log_probs " + text(probs) + " (recorded per-sample lengths do not grow with the batch)";
+  }
+  int64_t longest = 0, total = 0;
+  for (int64_t k = 0; k < batch; ++k) {
+    if (in_len[k] < 0 || in_len[k] > steps) return "input length " + std::to_string(in_len[k]) + " beyond log_probs " + text(probs);
+    longest = std::max(longest, tgt_len[k]);
+    total += tgt_len[k];
+  }
+  const int64_t room = targets.size() == 2 ? targets[1] : (targets.size() == 1 ? targets[0] : 0);
+  if ((targets.size() == 2 && (targets[0] != batch || longest > room)) || (targets.size() == 1 && total > room)) {
+    return "target_lengths " + text(tgt_len) + " do not fit targets " + text(targets);
+  }
+  const std::vector<int64_t> alpha = shape(arg("log_alpha"));
+  if (!alpha.empty() && (alpha.size() != 3 || alpha[0] != batch || alpha[1] < steps || alpha[2] < 2 * longest + 1)) {
+    return "log_alpha " + text(alpha) + " does not fit log_probs " + text(probs) + " and target_lengths " + text(tgt_len);
+  }
+  return "";
+}
+
 void Checker::checkOp(const Node& n) {
   if (deriving_ && !reshapes_.empty()) refit(static_cast<size_t>(&n - t_.nodes.data()));
   std::string name, overload;
@@ -412,6 +464,11 @@ void Checker::checkOp(const Node& n) {
     if (bytes > o_.cpu_limit_bytes) {
       unchecked(name, "no meta kernel and too large for a CPU check");
       return;
+    }
+    const std::string defect = ctcDefect(t_, *op, *inputs);
+    if (!defect.empty()) {
+      if (deriving_) return;  // left for the check to name
+      fail(n, name, defect);
     }
     method = onCpu(n, *op, args, &err);
   }

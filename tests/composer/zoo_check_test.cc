@@ -78,5 +78,30 @@ TEST(ShapeCheck, RepeatInterleaveByATensorIsDataDependent) {
   EXPECT_EQ(r.ops, 1u);
 }
 
+// CTC's CPU kernel reads past its buffers when the per-sample lengths do
+// not fit log_probs (zoo_speech at batch 4=8 crashed et_compose): the check
+// names the lists instead, and passes lengths that fit.
+TEST(ShapeCheck, CtcLengthsThatDoNotFitAreNamedNotRun) {
+  auto ctc = [](int64_t batch, std::vector<int64_t> in_len, std::vector<int64_t> tgt_len) {
+    test::TraceBuilder b;
+    trace::Trace& t = b.trace();
+    b.op("aten::_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, "
+         "int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)",
+         {b.tensor({10, batch, 5}), b.tensor({batch, 6}, trace::DType::kInt64), test::intList(t, in_len),
+          test::intList(t, tgt_len), trace::makeInt(t, 0), trace::makeBool(t, false)},
+         {b.tensor({batch}), b.tensor({batch, 10, 13})});
+    return b.finish();
+  };
+  EXPECT_NO_THROW(checkShapes(ctc(4, {10, 10, 9, 8}, {6, 3, 3, 1})));
+  try {
+    checkShapes(ctc(8, {10, 10, 9, 8}, {6, 3, 3, 1}));
+    FAIL() << "four lengths for a batch of 8 must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("one entry per sample"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(checkShapes(ctc(4, {10, 11, 9, 8}, {6, 3, 3, 1})), InputError) << "an input length of 11 > 10 steps";
+  EXPECT_THROW(checkShapes(ctc(4, {10, 10, 9, 8}, {7, 3, 3, 1})), InputError) << "a target of 7 > 6";
+}
+
 }  // namespace
 }  // namespace etb::compose
