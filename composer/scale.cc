@@ -90,9 +90,10 @@ uint64_t scaleInts(Value& v, int64_t from, int64_t to) {
 // Int arguments that name a dimension or a position along one (select's
 // index, transpose's dim0, flatten's start_dim), and the dtype, layout and
 // memory_format codes recorded as Ints: a size substitution never touches
-// them (at 4=8, to(dtype=4, int64) must not become ComplexHalf's 8) (--scale-dim 2=4 must not turn dim=2 into dim=4; select's
-// index 16 along a dimension of 32 stays 16 when a batch of 16 doubles).
-// Positions in the op's schema, found through the dispatcher; cached.
+// them. At 2=4 dim=2 stays 2; select's index 16 along a dimension of 32
+// stays 16 when a batch of 16 doubles; at 4=8 to(dtype=4), int64, must not
+// become ComplexHalf's 8. Positions in the op's schema, found through the
+// dispatcher; cached.
 class PositionArgs {
  public:
   const std::vector<size_t>& of(const Trace& t, const Node& n) {
