@@ -7,6 +7,7 @@
 
 #include "composer/node_work.h"
 #include "composer/scale.h"
+#include "composer/schema_args.h"
 #include "composer/shape_check.h"
 #include "core/base/error.h"
 #include "replayer/arg_decoder.h"
@@ -46,32 +47,6 @@ std::string retype(std::string text, DType from, DType to) {
   }
   return text;
 }
-
-// Indices of a schema's ScalarType arguments (optional or not); cached per
-// schema string.
-class ScalarTypeArgs {
- public:
-  const std::vector<size_t>& of(const Trace& t, const Node& n) {
-    auto [it, fresh] = cache_.try_emplace(n.op_schema);
-    if (!fresh || n.op_schema == 0) return it->second;
-    std::string name, overload;
-    if (!replay::detail::parseSchemaName(t.str(n.op_schema), &name, &overload)) return it->second;
-    auto op = c10::Dispatcher::singleton().findSchema({name, overload});
-    if (!op) return it->second;
-    const auto& args = op->schema().arguments();
-    for (size_t i = 0; i < args.size(); ++i) {
-      c10::TypePtr type = args[i].real_type();  // type() says int for ScalarType
-      if (type->kind() == c10::TypeKind::OptionalType) {
-        type = type->castRaw<c10::OptionalType>()->getElementType();
-      }
-      if (type->kind() == c10::TypeKind::ScalarTypeType) it->second.push_back(i);
-    }
-    return it->second;
-  }
-
- private:
-  std::map<trace::StrId, std::vector<size_t>> cache_;
-};
 
 void retypeValue(Trace& t, Value& v, DType from, DType to, std::map<trace::StrId, trace::StrId>* memo) {
   auto [it, fresh] = memo->try_emplace(v.type, v.type);
@@ -144,7 +119,8 @@ DtypeStats changeDtype(Trace& t, DType from, DType to) {
   }
   const int64_t from_code = static_cast<int64_t>(replay::detail::toScalarType(from));
   const int64_t to_code = static_cast<int64_t>(replay::detail::toScalarType(to));
-  ScalarTypeArgs scalar_args;
+  // ScalarType arguments, optional or not.
+  SchemaArgs scalar_args([](const c10::Argument& a) { return realKind(a) == c10::TypeKind::ScalarTypeType; });
   std::map<trace::StrId, trace::StrId> memo;
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     Node& n = t.nodes[i];

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "composer/scale.h"
 
-#include <ATen/core/dispatch/Dispatcher.h>
-
 #include <algorithm>
 #include <array>
 #include <map>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 
 #include "composer/node_work.h"
+#include "composer/schema_args.h"
 #include "composer/shape_check.h"
 #include "core/base/error.h"
-#include "replayer/arg_decoder.h"
 
 namespace etb::compose {
 namespace {
@@ -92,35 +91,15 @@ uint64_t scaleInts(Value& v, int64_t from, int64_t to) {
 // memory_format codes recorded as Ints: a size substitution never touches
 // them. At 2=4 dim=2 stays 2; select's index 16 along a dimension of 32
 // stays 16 when a batch of 16 doubles; at 4=8 to(dtype=4), int64, must not
-// become ComplexHalf's 8. Positions in the op's schema, found through the
-// dispatcher; cached.
-class PositionArgs {
- public:
-  const std::vector<size_t>& of(const Trace& t, const Node& n) {
-    auto [it, fresh] = cache_.try_emplace(n.op_schema);
-    if (!fresh || n.op_schema == 0) return it->second;
-    std::string name, overload;
-    if (!replay::detail::parseSchemaName(t.str(n.op_schema), &name, &overload)) return it->second;
-    auto op = c10::Dispatcher::singleton().findSchema({name, overload});
-    if (!op) return it->second;
-    static const std::set<std::string> kDims = {"dim", "dim0", "dim1", "dims", "start_dim", "end_dim",
-                                                "source", "destination", "axis"};
-    const auto& args = op->schema().arguments();
-    for (size_t i = 0; i < args.size(); ++i) {
-      const bool int_arg = args[i].type()->kind() == c10::TypeKind::IntType;
-      // dtype, layout and memory_format are recorded as plain Ints too.
-      c10::TypePtr real = args[i].real_type();
-      if (real->kind() == c10::TypeKind::OptionalType) real = real->castRaw<c10::OptionalType>()->getElementType();
-      const bool code = real->kind() == c10::TypeKind::ScalarTypeType || real->kind() == c10::TypeKind::LayoutType ||
-                        real->kind() == c10::TypeKind::MemoryFormatType;
-      if (code || kDims.count(args[i].name()) || (int_arg && args[i].name() == "index")) it->second.push_back(i);
-    }
-    return it->second;
-  }
-
- private:
-  std::map<trace::StrId, std::vector<size_t>> cache_;
-};
+// become ComplexHalf's 8.
+bool isPositionArg(const c10::Argument& a) {
+  static const std::set<std::string> kDims = {"dim", "dim0", "dim1", "dims", "start_dim", "end_dim",
+                                              "source", "destination", "axis"};
+  const c10::TypeKind kind = realKind(a);
+  return kind == c10::TypeKind::ScalarTypeType || kind == c10::TypeKind::LayoutType ||
+         kind == c10::TypeKind::MemoryFormatType || kDims.count(a.name()) > 0 ||
+         (a.type()->kind() == c10::TypeKind::IntType && a.name() == "index");
+}
 
 void setAttrInt(Trace& t, Node& n, std::string_view name, int64_t v) {
   for (trace::Attr& a : n.attrs) {
@@ -188,6 +167,11 @@ uint64_t repackTiledViews(Trace& t, const std::vector<ViewSite>& before,
     const TensorRef& base = t.tensors[v.base];
     if (base.storage_id != 0 && !(*keep)[v.base]) by_storage[base.storage_id].push_back(&v);
   }
+  // The refs of those storages, in one pass over the trace's tensors.
+  std::unordered_map<uint64_t, std::vector<size_t>> refs;
+  for (size_t k = 0; k < t.tensors.size(); ++k) {
+    if (by_storage.count(t.tensors[k].storage_id)) refs[t.tensors[k].storage_id].push_back(k);
+  }
   uint64_t repacked = 0;
   for (const auto& [storage, views] : by_storage) {
     const trace::ListId base_list = t.tensors[views.front()->base].shape;
@@ -221,9 +205,8 @@ uint64_t repackTiledViews(Trace& t, const std::vector<ViewSite>& before,
       if (n.inputs.size() > 3 && n.inputs[3].kind == ValueKind::kInt) n.inputs[3].i = moved[v->offset].first;
     }
     const trace::ListId flat = t.lists.intern({total}), unit = t.lists.intern({1});
-    for (size_t k = 0; k < t.tensors.size(); ++k) {
+    for (size_t k : refs[storage]) {
       TensorRef& r = t.tensors[k];
-      if (r.storage_id != storage) continue;
       if (r.shape == base_list && old_offsets[k] == 0 && !(*keep)[k]) {
         r.shape = flat;
         r.numel = static_cast<uint64_t>(total);
@@ -283,7 +266,7 @@ ScaleStats scaleDimension(Trace& t, int64_t from, int64_t to) {
   if (stats.shapes == 0) {
     ETB_INPUT_ERROR(SourceLoc{t.path}, "dimension ", from, " does not occur in any tensor shape");
   }
-  PositionArgs positions;
+  SchemaArgs positions(isPositionArg);
   for (Node& n : t.nodes) {
     if (n.comm >= 0) continue;
     const std::vector<size_t>& skip = positions.of(t, n);

@@ -637,13 +637,6 @@ CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options) {
   return Checker(t, options).run();
 }
 
-uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep) {
-  const CheckOptions o;
-  std::vector<bool> all = keep;
-  all.resize(t.tensors.size(), false);
-  return Checker(t, o).derive(t, all);
-}
-
 uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep,
                             const std::vector<RecordedReshape>& reshapes, int64_t from) {
   const CheckOptions o;

@@ -49,16 +49,6 @@ struct CheckOptions {
 // shapes and libtorch's reason (or the output that differs).
 CheckReport checkShapes(const trace::Trace& t, const CheckOptions& options = {});
 
-// Gives every output whose shape libtorch derives from its inputs the shape
-// it derives now, and the later uses of that tensor too (after a dimension
-// substitution: a DDP bucket's flatten_dense_tensors sums its inputs' sizes,
-// which no recorded size equal to the old dimension says). Ops that fail on
-// the meta device are left as they are, for checkShapes to report, and so
-// are the refs `keep` marks (those a substitution wrote: where libtorch
-// disagrees with one, the composition is wrong, not stale). Returns the
-// outputs given a new shape.
-uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep = {});
-
 // A view or reshape as recorded before a substitution: the node, its input's
 // shape and its size argument.
 struct RecordedReshape {
@@ -66,17 +56,25 @@ struct RecordedReshape {
   std::vector<int64_t> input, sizes;
 };
 
-// deriveOutputShapes that also refits the size arguments of `reshapes`
-// (before running each): the recorded sizes are matched to the input's dims
-// they merge or split, and a group whose input now holds more elements
-// grows with it: a merged dim takes the group's new product ([seq, batch,
-// 4h] -> [seq * batch, 4h]); of a split one, the size equal to `from`
-// grows, else the one at the end (outer or inner) where the grown input
-// dims are ([s, b, d] -> [s, b * heads, d / heads]), else the first multiple
-// of `from`. Sizes with -1 are libtorch's to infer. Returns the outputs
-// given a new shape.
-uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep,
-                            const std::vector<RecordedReshape>& reshapes, int64_t from);
+// Gives every output whose shape libtorch derives from its inputs the shape
+// it derives now, and the later uses of that tensor too (after a dimension
+// substitution: a DDP bucket's flatten_dense_tensors sums its inputs' sizes,
+// which no recorded size equal to the old dimension says). Ops that fail on
+// the meta device are left as they are, for checkShapes to report, and so
+// are the refs `keep` marks (those a substitution wrote: where libtorch
+// disagrees with one, the composition is wrong, not stale).
+//
+// Before each of `reshapes` runs, its size argument is refitted to its input
+// as it is then: the recorded sizes are matched to the input's dims they
+// merge or split, and a group whose input now holds more elements grows
+// with it: a merged dim takes the group's new product ([seq, batch, 4h] ->
+// [seq * batch, 4h]); of a split one, the size equal to `from` grows, else
+// the one at the end (outer or inner) where the grown input dims are ([s,
+// b, d] -> [s, b * heads, d / heads]), else the first multiple of `from`.
+// Sizes with -1 are libtorch's to infer. Returns the outputs given a new
+// shape.
+uint64_t deriveOutputShapes(trace::Trace& t, const std::vector<bool>& keep = {},
+                            const std::vector<RecordedReshape>& reshapes = {}, int64_t from = 0);
 
 // The sizes `sizes` (a reshape of `old_input`) become when that input has
 // the shape `input` (same rank), as above; empty when the grouping cannot
