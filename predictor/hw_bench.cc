@@ -168,6 +168,37 @@ bool kernelRuns(const std::function<void()>& call) {
   }
 }
 
+// A quick CPU profile leaves out a reduced-precision point whose first call
+// takes over kQuickEmulatedUs and kEmulatedRatio times float32's of the same
+// shape: a CPU without native bfloat16 (an AMD EPYC with AVX2 alone) runs
+// those kernels on an emulated path at a flat rate (oneDNN's bfloat16 conv at
+// 4-6 GFLOP/s from a few MFLOPs up, a 1.85 GFLOP 3x3 layer 0.3 s forward and
+// 1.1 s for the weight gradient), and 25 such shapes took 55 s of a 224 s
+// quick profile. The nearest measured points price the rest at that rate
+// (resnet18 under bfloat16 autocast: 8.06 s predicted with them, 8.52
+// without, 9.70 replayed). A CPU with native kernels (AMX, avx512_bf16) runs
+// them faster than float32 and keeps every point.
+constexpr double kQuickEmulatedUs = 30e3;
+constexpr double kEmulatedRatio = 4;
+bool emulatedLongCall(const ProfileOptions& o, at::ScalarType dtype, const std::function<void()>& call,
+                      double float32_us) {
+  if (!o.quick || onGpu(o) || dtype == at::kFloat || float32_us <= 0) return false;
+  const double t0 = replay::nowUs();
+  call();
+  const double us = replay::nowUs() - t0;
+  return us > kQuickEmulatedUs && us > kEmulatedRatio * float32_us;
+}
+
+// The float32 time of the point of `points` with the same shape as `key`
+// (`same` compares shapes), or 0 where none was measured.
+template <typename Point, typename Same>
+double float32TimeOf(const std::vector<Point>& points, const Same& same, double Point::*time) {
+  for (const Point& p : points) {
+    if (p.dtype == "float32" && same(p)) return p.*time;
+  }
+  return 0;
+}
+
 // HwProfile::call_extra_us: addmm and linear against the mm of their product.
 void measureGemmCalls(const ProfileOptions& o, HwProfile& hw) {
   const at::Tensor x = at::randn({HwProfile::kGemmCallM, HwProfile::kGemmCallK}, tensorsOn(o));
@@ -220,16 +251,24 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
     // the shapes and half the time; the largest run at the rate of 1024's).
     std::vector<int64_t> grid = dims;
     if (o.quick && dtype != at::kFloat && !onGpu(o)) grid.pop_back();
-    const size_t before = hw.gemm.size();
+    const size_t before = hw.gemm.size(), before_nt = hw.gemm_nt.size();
     // And B as nn.Linear's forward passes it: W.t() of a contiguous [n, k] W
-    // (HwProfile::gemm_nt). float32 on a CPU only: the reduced types run on
-    // oneDNN, and a GPU's BLAS takes either layout in its kernels.
-    const bool transposed_too = dtype == at::kFloat && !onGpu(o);
+    // (HwProfile::gemm_nt), in every type on a CPU: a BLAS packs such a B
+    // otherwise, and without native bfloat16 kernels libtorch's own
+    // bfloat16 GEMM ran it 2.4-3.3x as long as a contiguous B (an AMD EPYC:
+    // 256x1024x1024 in 392 ms against 118; mlp under bfloat16 autocast came
+    // out -48% with its linears priced on contiguous B). A GPU's BLAS takes
+    // either layout in its kernels.
+    const bool transposed_too = !onGpu(o);
     for (int64_t m : grid) {
       for (int64_t n : grid) {
         for (int64_t k : grid) {
           if (static_cast<double>(m) * n * k > cap) continue;
           const at::Tensor a = operand({m, k}), b = operand({k, n});
+          const auto same = [&](const GemmPoint& g) { return g.m == m && g.n == n && g.k == k; };
+          if (emulatedLongCall(o, dtype, [&] { at::mm(a, b); }, float32TimeOf(hw.gemm, same, &GemmPoint::us))) {
+            continue;
+          }
           hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o), name});
           if (!transposed_too) continue;
           const at::Tensor w = operand({n, k});
@@ -239,9 +278,9 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
       if (o.progress) o.progress("gemm " + name + ": " + std::to_string(hw.gemm.size() - before) + " shapes");
     }
     if (transposed_too && o.progress) {
-      o.progress("gemm float32, B transposed: " + std::to_string(hw.gemm_nt.size()) + " shapes");
+      o.progress("gemm " + name + ", B transposed: " + std::to_string(hw.gemm_nt.size() - before_nt) + " shapes");
     }
-    if (transposed_too) measureGemmCalls(o, hw);
+    if (transposed_too && dtype == at::kFloat) measureGemmCalls(o, hw);
     // Batched GEMMs from attention heads (few, wide) to pairwise
     // interactions (hundreds of tiny ones, as DLRM's).
     for (int64_t bt : {4, 32, 256}) {
@@ -249,6 +288,10 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
         for (int64_t k : {8, 16, 64, 256}) {
           if (static_cast<double>(bt) * d * d * k > cap) continue;
           const at::Tensor a = operand({bt, d, k}), b = operand({bt, k, d});
+          const auto same = [&](const GemmPoint& g) { return g.b == bt && g.m == d && g.k == k; };
+          if (emulatedLongCall(o, dtype, [&] { at::bmm(a, b); }, float32TimeOf(hw.bmm, same, &GemmPoint::us))) {
+            continue;
+          }
           hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o), name});
         }
       }
@@ -384,6 +427,15 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
       c.dtype = type;
       const at::Tensor x = at::randn({c.n, c.c, c.h, c.w}, tensorsOn(o)).to(dtype);
       const at::Tensor w = at::randn({c.oc, c.c / c.groups, c.kh, c.kw}, tensorsOn(o)).to(dtype);
+      const auto same = [&](const ConvPoint& p) {
+        return !p.transposed && p.n == c.n && p.c == c.c && p.h == c.h && p.oc == c.oc && p.kh == c.kh &&
+               p.stride == c.stride && p.groups == c.groups;
+      };
+      const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2};
+      if (emulatedLongCall(o, dtype, [&] { at::convolution(x, w, {}, st, pad, {1, 1}, false, {0, 0}, c.groups); },
+                           float32TimeOf(hw.conv, same, &ConvPoint::fwd_us))) {
+        continue;
+      }
       timeConvPoint(c, x, w, o, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
       // The input channels-last, the weight as a module holds it: its output
       // and so the gradient arriving in the backward are then channels-last.

@@ -322,11 +322,13 @@ struct HwProfile {
   // (predictor.cc). Empty in CPU profiles, whose curves hold both.
   std::map<std::string, double> launch_us;
   std::vector<GemmPoint> gemm;
-  // The same float32 grid with B transposed (a [m, k] times the view
-  // W.t() of a [n, k] W): nn.Linear's forward. OpenBLAS packs such a B
-  // otherwise, and at small m that costs more than the product (a 16 x 64
-  // x 512 one took 20 us against 8 with B contiguous). Empty in older
-  // profiles: such GEMMs then take the plain grid's rates.
+  // The same grid with B transposed (a [m, k] times the view W.t() of a
+  // [n, k] W): nn.Linear's forward. OpenBLAS packs such a B otherwise, and
+  // at small m that costs more than the product (a 16 x 64 x 512 one took
+  // 20 us against 8 with B contiguous); libtorch's own bfloat16 GEMM, on a
+  // CPU without native bfloat16, 2.4-3.3x a contiguous B's time. Each type
+  // of the grid (float32 alone before 2026-12-07; empty in older profiles:
+  // such GEMMs then take the plain grid's rates).
   std::vector<GemmPoint> gemm_nt;
   // CPU profiles: what an op's call costs beyond the kernel its model
   // prices, by op: a GEMM op's beyond the mm of its product at the float32

@@ -170,7 +170,7 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
     gemm_[g.dtype].push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
   }
   for (const GemmPoint& g : hw.gemm_nt) {
-    if (g.dtype == "float32") gemm_nt_.push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
+    gemm_nt_[g.dtype].push_back({{lg(g.m), lg(g.n), lg(g.k)}, logRate(2.0 * g.m * g.n * g.k, g.us)});
   }
   for (const GemmPoint& g : hw.bmm) {
     bmm_[g.dtype].push_back({{lg(g.b), lg(g.m), lg(g.n), lg(g.k)},
@@ -588,9 +588,13 @@ double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, std::st
   std::string type;
   const auto* points = pointsOf(gemm_, dtype, &type);
   if (typed) *typed = type;
-  const bool nt = b_transposed && !gemm_nt_.empty() && type.empty();
+  // B transposed reads the transposed points of the type the plain ones
+  // came from (profiles before 2026-12-07 have float32's alone).
+  std::string nt_type;
+  const auto* nt_points = b_transposed ? pointsOf(gemm_nt_, dtype, &nt_type) : nullptr;
+  const bool nt = nt_points != nullptr && nt_type == type;
   if (read_nt) *read_nt = nt;
-  if (nt) points = &gemm_nt_;
+  if (nt) points = nt_points;
   if (points == nullptr || flops <= 0) return hw_.dispatch_us;
   return std::max(flops / std::exp(knnValue(*points, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
 }

@@ -88,9 +88,9 @@ class OpModel {
   void buildCurves();
   // In `dtype`'s points where the profile measured that type, else in
   // float32's; `typed` (optional): ":<type>" when a reduced-precision
-  // type's were read, else empty. `b_transposed`: float32 B passed as W.t()
-  // reads the gemm_nt points where the profile has them; `read_nt`
-  // (optional): whether it did.
+  // type's were read, else empty. `b_transposed`: B passed as W.t() reads
+  // the gemm_nt points of the type read where the profile has them;
+  // `read_nt` (optional): whether it did.
   double gemmUs(double m, double n, double k, trace::DType dtype = trace::DType::kFloat,
                 std::string* typed = nullptr, bool b_transposed = false, bool* read_nt = nullptr) const;
   double bmmUs(const GemmDims& d, trace::DType dtype = trace::DType::kFloat,
@@ -153,7 +153,7 @@ class OpModel {
   std::string dist_, comm_;
   // GEMM and batched GEMM rates by element type (trace::dtypeName).
   std::map<std::string, std::vector<KnnPoint<3>>> gemm_;
-  std::vector<KnnPoint<3>> gemm_nt_;  // float32, B transposed (HwProfile::gemm_nt)
+  std::map<std::string, std::vector<KnnPoint<3>>> gemm_nt_;  // B transposed (HwProfile::gemm_nt), by type
   // Convolutions in (batch, output pixels, n, k, stride): a small feature
   // map or a strided window runs at another rate than a large, dense one of
   // the same implicit-GEMM shape.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -147,6 +148,57 @@ TEST(OpModel, AGemmWhoseBIsTransposedReadsTheTransposedGrid) {
   ASSERT_EQ(back.gemm_nt.size(), hw.gemm_nt.size());
   EXPECT_EQ(back.gemm_nt[0].us, 100.0);
   EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "hw.json").gemm_nt.empty());
+}
+
+// A reduced-precision GEMM whose B is transposed reads the transposed
+// points of its own type: without native bfloat16 a CPU's bfloat16 mm of
+// W.t() ran 2.4-3.3x as long as one of a contiguous B. Expected: the hand
+// profile's points (float32 40 plain, 100 transposed; bfloat16 400 and
+// 1200). A profile with float32's transposed points alone (before
+// 2026-12-07) keeps pricing bfloat16 on its plain points, never on
+// float32's transposed ones; float16, unmeasured, reads float32's. Catches
+// the transposed table read without its type (100 for the bfloat16 mm), the
+// types mixed in one table, and an older profile moved onto float32's rates.
+TEST(OpModel, AReducedTypeGemmWhoseBIsTransposedReadsItsOwnTransposedPoints) {
+  HwProfile hw = handProfile();
+  hw.gemm.push_back({1, 64, 32, 128, 400.0, "bfloat16"});
+  hw.gemm.push_back({1, 256, 256, 256, 900.0, "bfloat16"});
+  hw.gemm_nt = {{1, 64, 32, 128, 100.0}, {1, 256, 256, 256, 1000.0}, {1, 16, 16, 16, 3.0},
+                {1, 1024, 64, 512, 3500.0}};
+  HwProfile older = hw;
+  hw.gemm_nt.push_back({1, 64, 32, 128, 1200.0, "bfloat16"});
+  hw.gemm_nt.push_back({1, 256, 256, 256, 2700.0, "bfloat16"});
+  TraceBuilder b;
+  const char* kT = "aten::t(Tensor(a) self) -> Tensor(a)";
+  const char* kMm = "aten::mm(Tensor self, Tensor mat2) -> Tensor";
+  for (const DType d : {DType::kBFloat16, DType::kFloat, DType::kHalf}) {
+    const auto w = b.tensor({32, 128}, d), wt = b.tensor({128, 32}, d);
+    b.op(kT, {w}, {wt});                                                      // nodes 2, 5, 8
+    b.op(kMm, {b.tensor({64, 128}, d), wt}, {b.tensor({64, 32}, d)});         // 3, 6, 9: B transposed
+    b.op(kMm, {b.tensor({64, 128}, d), b.tensor({128, 32}, d)}, {b.tensor({64, 32}, d)});  // 4, 7, 10
+  }
+  trace::Trace& tr = b.trace();
+  for (trace::TensorRef& r : tr.tensors) r.has_strides = false;
+  const trace::Trace t = b.finish();
+  const std::vector<uint32_t> bits = transposedInputs(t);
+  const auto cost = [&](const OpModel& m, size_t i) { return m.estimate(t, t.nodes[i], 0, 0, 0, bits[i]); };
+  const OpModel model(hw, "uniform"), old(older, "uniform");
+  const std::tuple<size_t, double, const char*, double, const char*> expected[] = {
+      {3, 1200.0, "gemm_nt:bfloat16", 400.0, "gemm:bfloat16"},
+      {4, 400.0, "gemm:bfloat16", 400.0, "gemm:bfloat16"},
+      {6, 100.0, "gemm_nt", 100.0, "gemm_nt"},
+      {7, 40.0, "gemm", 40.0, "gemm"},
+      {9, 100.0, "gemm_nt", 100.0, "gemm_nt"}};
+  for (const auto& [node, us, family, old_us, old_family] : expected) {
+    EXPECT_NEAR(cost(model, node).us, us, 1e-6) << node;
+    EXPECT_EQ(cost(model, node).family, family) << node;
+    EXPECT_NEAR(cost(old, node).us, old_us, 1e-6) << node;
+    EXPECT_EQ(cost(old, node).family, old_family) << node;
+  }
+  // The type of each transposed point is written and read back.
+  const HwProfile back = profileFromJson(profileToJson(hw), "hw.json");
+  ASSERT_EQ(back.gemm_nt.size(), hw.gemm_nt.size());
+  EXPECT_EQ(back.gemm_nt.back().dtype, "bfloat16");
 }
 
 // A GEMM is costed at the rates of the type it computes in: its output's

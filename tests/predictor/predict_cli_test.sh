@@ -54,9 +54,11 @@ PY
   # Transposed convolutions (ConvTranspose2d) timed apart from the forward grid.
   [ "$(json "$HW" "sum(1 for c in d['conv'] if c.get('transposed')) > 0")" = True ] \
     || fail "profile has no transposed conv points"
-  # B transposed (nn.Linear's forward) over the same float32 shapes as the plain grid.
-  [ "$(json "$HW" "sorted((g['m'], g['n'], g['k']) for g in d.get('gemm_nt', [])) == sorted((g['m'], g['n'], g['k']) for g in d['gemm'] if g.get('dtype', 'float32') == 'float32')")" = True ] \
-    || fail "profile's gemm_nt does not cover the float32 GEMM grid"
+  # B transposed (nn.Linear's forward) over the same shapes as the plain grid, type by type.
+  [ "$(json "$HW" "sorted((g.get('dtype', 'float32'), g['m'], g['n'], g['k']) for g in d.get('gemm_nt', [])) == sorted((g.get('dtype', 'float32'), g['m'], g['n'], g['k']) for g in d['gemm'])")" = True ] \
+    || fail "profile's gemm_nt does not cover the GEMM grid of each type"
+  [ "$(json "$HW" "any(g.get('dtype') == 'bfloat16' for g in d.get('gemm_nt', []))")" = True ] \
+    || fail "profile has no bfloat16 gemm_nt points (libtorch's CPU mm runs bfloat16)"
   # The load it was measured under: at least what /proc/loadavg says now
   # (the profile keeps the higher of its start and end readings; the
   # 1-minute average drifts a little in the seconds since).
