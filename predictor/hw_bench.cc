@@ -228,7 +228,13 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
   // for 2e9): its grid reaches the layers of large training steps.
   // Its rate also moves more between neighbouring sizes (tiles and waves
   // over the SMs): twice as dense above 64.
-  std::vector<int64_t> dims{4, 16, 64, 256, 1024, 4096};
+  // On a CPU the grid starts at 1: a GEMM with a dimension of 1 (a
+  // one-output head and its gradients, a batch of one) costs about as much
+  // as one of 4, where the rate of 4 extrapolated priced it at a quarter
+  // (DLRM's [512, 256] x [1, 256]^T and [512, 1] x [1, 256]: 71-75 us in a
+  // hot loop and in the replay, 18 predicted; [1, 512] x [512, 256] 50 us, 11
+  // predicted).
+  std::vector<int64_t> dims{1, 4, 16, 64, 256, 1024, 4096};
   if (onGpu(o)) dims = {4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192};
   const double cap = onGpu(o) ? 1.4e11 : 2e9;  // m*n*k: keeps each call under ~50 ms
   // The same grids again in each reduced-precision type: autocast's layers

@@ -54,6 +54,10 @@ PY
   # Transposed convolutions (ConvTranspose2d) timed apart from the forward grid.
   [ "$(json "$HW" "sum(1 for c in d['conv'] if c.get('transposed')) > 0")" = True ] \
     || fail "profile has no transposed conv points"
+  # GEMMs with a dimension of 1 (a one-output head, a batch of one) measured, not
+  # extrapolated from 4's rate (a quarter of their time).
+  [ "$(json "$HW" "all(any(g[x] == 1 and g.get('dtype', 'float32') == 'float32' for g in d['gemm']) for x in 'mnk')")" = True ] \
+    || fail "profile's float32 GEMM grid has no m, n or k of 1"
   # B transposed (nn.Linear's forward) over the same shapes as the plain grid, type by type.
   [ "$(json "$HW" "sorted((g.get('dtype', 'float32'), g['m'], g['n'], g['k']) for g in d.get('gemm_nt', [])) == sorted((g.get('dtype', 'float32'), g['m'], g['n'], g['k']) for g in d['gemm'])")" = True ] \
     || fail "profile's gemm_nt does not cover the GEMM grid of each type"
