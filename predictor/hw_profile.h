@@ -219,7 +219,10 @@ struct HwProfile {
   // ...) less its hot-loop call (timing.h, callColdUs). The replay-step
   // chain's six elementwise kinds share their code and left it out: small
   // models (MobileNet, a seq2seq, a GNN; 0.7-10 ms steps) missed 1-2 us on
-  // every memory-bound op. 0 in older profiles.
+  // every memory-bound op. 0 in older profiles. et_predict charges it only
+  // where the profile has no cold_kinds curve: over twelve small models
+  // recorded fresh on 2026-12-07 a call after 1-16 other kinds replayed
+  // 0.0-0.2 us beyond its hot call, where this read 2.7.
   double call_cold_us = 0;
   // The kinds of ops in call_cold_us's round (timing.cc, OtherKinds).
   static constexpr int kCallColdKinds = 16;
@@ -282,14 +285,17 @@ struct HwProfile {
   // [2, 5, 16, 16] input paid +0.9, +3.4 and +4.8 us after 16, 55 and 110.
   // A small model's iteration runs 30-70 kinds, most once. The probes are
   // direct calls, and came out below call_cold_us (boxed calls, the
-  // profile's own ops) at its 16 kinds: 0.14-0.54 against 1.0-1.55 us; as
-  // the charge itself they lowered small models' predictions by 10-20%
-  // against the same replays. So et_predict takes the level from
-  // call_cold_us and the growth beyond its round from this curve: an op
-  // whose kind last ran kinds_since kinds ago (kindReuseDistance) pays
-  // call_cold_us plus the curve at kinds_since less the curve at 16, at
-  // least call_cold_us; one right after its own kind pays nothing. Empty in
-  // older profiles (call_cold_us after any other kind).
+  // profile's own ops) at its 16 kinds: 0.14-0.54 against 1.0-1.55 us.
+  // Until 2026-12-07 et_predict took the level from call_cold_us and only
+  // the growth beyond 16 kinds from this curve; but the replays follow the
+  // curve: over twelve small models recorded fresh (3,500 short calls) a
+  // call after 1, 2-4, 5-16 and 17-48 other kinds replayed -0.03, 0.18, 0.20
+  // and 1.81 us beyond its hot call (this curve 0.16, 0.31, 1.76, 2.91 at 1,
+  // 4, 16, 48; call_cold_us 2.74), and their GMAE went 18.5% -> 5.6% on the
+  // same replays. So an op whose kind last ran kinds_since kinds ago
+  // (kindReuseDistance) pays the curve there; one right after its own kind
+  // pays nothing. Empty in older profiles (call_cold_us after any other
+  // kind).
   std::vector<SizePoint> cold_kinds;
   // The share of a timed loop's time that its median call leaves out (the
   // calls slowed by preemption, interrupts and reclaim), over every kernel
