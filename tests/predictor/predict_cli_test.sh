@@ -63,6 +63,11 @@ PY
     || fail "profile's gemm_nt does not cover the GEMM grid of each type"
   [ "$(json "$HW" "any(g.get('dtype') == 'bfloat16' for g in d.get('gemm_nt', []))")" = True ] \
     || fail "profile has no bfloat16 gemm_nt points (libtorch's CPU mm runs bfloat16)"
+  # A quick profile leaves out the reduced-type points a CPU without native kernels
+  # emulates (first call over 30 ms and 4x float32's): none kept takes twice that.
+  # Holds trivially where bfloat16 is native (faster than float32).
+  [ "$(json "$HW" "(lambda f32: [(c['n'], c['c'], c['h'], c['oc'], c['kh'], c['groups']) for c in d['conv'] if c.get('dtype', 'float32') != 'float32' and not c.get('transposed') and c['fwd_us'] > 60e3 and c['fwd_us'] > 8 * f32[(c['n'], c['c'], c['h'], c['oc'], c['kh'], c['stride'], c['groups'])]])({(c['n'], c['c'], c['h'], c['oc'], c['kh'], c['stride'], c['groups']): c['fwd_us'] for c in d['conv'] if c.get('dtype', 'float32') == 'float32' and not c.get('transposed')})")" = "[]" ] \
+    || fail "quick profile kept emulated reduced-type conv points: $(json "$HW" "[(c['n'], c['c'], c['h'], c['oc'], c['fwd_us']) for c in d['conv'] if c.get('dtype', 'float32') != 'float32' and c['fwd_us'] > 60e3]")"
   # The load it was measured under: at least what /proc/loadavg says now
   # (the profile keeps the higher of its start and end readings; the
   # 1-minute average drifts a little in the seconds since).
