@@ -178,9 +178,9 @@ samples)
     # The iteration is the sum of the per-op times on one rank (closed form).
     [ "$(json "$out" "abs(sum(o['us'] for o in d['ops']) / 1e3 - d['predicted']['iter_ms']) < 1e-6")" = True ] \
       || fail "$s: iteration is not the sum of its ops"
-    # Each op's cold code: call_cold_us plus the cold_kinds curve's growth
-    # from 16 kinds to the other kinds run since its kind last did (counted
-    # here over the reported ops, the iteration repeating), a view's
+    # Each op's cold code: the cold_kinds curve at the other kinds run since
+    # its kind last did (counted here over the reported ops, the iteration
+    # repeating; call_cold_us is not a floor under it), a view's
     # call_cold_view_us; 0 right after its own kind.
     python3 - "$HW" "$out" <<'PY' || fail "$s: an op's cold_code_us is not the cold_kinds curve at its kind's reuse distance"
 import json, math, sys
@@ -202,7 +202,7 @@ for i, n in enumerate(names + names):
 def want(o, k):
     if not k: return 0.0
     if o['model'] == 'view' and 'call_cold_view_us' in hw: return hw['call_cold_view_us']
-    return hw['call_cold_us'] + max(0.0, at(k) - at(16))
+    return at(k)
 bad = [(o['node_id'], o['cold_code_us'], k) for o, k in zip(ops, dist)
        if o['model'] != 'skipped' and abs(o['cold_code_us'] - want(o, k)) > 1e-6]
 if bad or not any(o['cold_code_us'] > 0 for o in ops):
