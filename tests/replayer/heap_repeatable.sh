@@ -9,7 +9,12 @@
 # only where the heap they start from does. What still moves it: libraries'
 # start-up code that allocates by the clock (libhwy's timer calibration
 # before main), seen as one run in six off by up to 30% with another job on
-# the same core; hence two of three, and RUN_SERIAL in CMake.
+# the same core; hence two of three, and RUN_SERIAL in CMake. And the
+# warm-up's length: by default et_replay adds warm-up iterations until 0.25 s
+# have passed, so a slower host runs more of them before the count starts and
+# leaves another heap (gpt on a 2-vCPU AMD EPYC VM: 1,322, 1,418 and 1,739
+# faults per iteration in three runs; 1,333 in each of four with
+# --min-warmup-s 0). The runs here take --warmup's iterations only.
 # Planted fault it catches: the trace read on et_replay's main thread again
 # (replay_main.cc's readOffMainHeap): its reader's workers then lay out the
 # main heap by their timing, and gpt's three runs counted 2,123, 1,845 and
@@ -22,8 +27,8 @@ pin=""; command -v taskset >/dev/null && pin="taskset -c 0"
 for s in mlp gpt transformer; do
   counts=()
   for r in 1 2 3; do
-    $pin "$replay" "$src/fleet_samples/$s/$s.et.json.gz" --threads 1 --warmup 2 --iters 3 --quiet \
-      --log-level warn --report-json "$work/$s.$r.json"
+    $pin "$replay" "$src/fleet_samples/$s/$s.et.json.gz" --threads 1 --warmup 2 --iters 3 --min-warmup-s 0 \
+      --quiet --log-level warn --report-json "$work/$s.$r.json"
     counts+=("$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['system']['minor_faults_per_iter'])" \
       "$work/$s.$r.json")")
   done
