@@ -468,11 +468,14 @@ import json, sys
 # is work * X + fixed, a line through the three speeds, rising, and at most
 # X times the undisturbed one; both to within cold_after's step-length term (a
 # longer step leaves longer gaps, and the measured cold call after a gap grows
-# with it: 0.18% at 2.5x on a CI host's fresh profile).
+# with it: 0.18% at 2.5x on a CI host's fresh profile, 0.6% on an AMD EPYC
+# VM's whose curve read 3.2 us after 0.3 ms and 31.7 after 3, once the
+# unscaled cold code, which had kept the ratio further below 2.5, came down
+# to the cold_kinds curve).
 a, one, two = (json.load(open(f))["predicted"]["iter_ms"] for f in sys.argv[1:4])
 typical = float(sys.argv[4])
 work = (two - one) / 1.5
-assert work > 0 and two <= 2.5 * one * (1 + 5e-3), (one, two)
+assert work > 0 and two <= 2.5 * one * (1 + 1e-2), (one, two)
 assert abs(one + work * (typical - 1) - a) < 5e-3 * two, (one, a, two, typical)
 PY
   for bad in 0.5 fast 2x; do
