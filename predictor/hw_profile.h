@@ -224,8 +224,6 @@ struct HwProfile {
   // recorded fresh on 2026-12-07 a call after 1-16 other kinds replayed
   // 0.0-0.2 us beyond its hot call, where this read 2.7.
   double call_cold_us = 0;
-  // The kinds of ops in call_cold_us's round (timing.cc, OtherKinds).
-  static constexpr int kCallColdKinds = 16;
   // CPU profiles: call_cold_us for a view op (t, detach, alias): such a
   // call runs no kernel and no TensorIterator, and leaves little code to
   // lose. Over thirty small models' replays here a view cost 0.4 us beyond

@@ -323,7 +323,7 @@ class StepBuilder {
     // the core's caches (HwProfile::call_cold_us).
     // That cost grows with the kinds run since the op's own kind last ran:
     // the cold_kinds curve at that count (call_cold_us, a call after a
-    // round of kCallColdKinds kinds, in profiles without the curve). Over
+    // round of sixteen kinds, in profiles without the curve). Over
     // twelve small models recorded fresh (3,500 short calls, 2026-12-07) a
     // call after 1, 2-4 and 5-16 other kinds replayed -0.03, 0.18 and 0.20
     // us beyond its hot call and step, and after 17-48 kinds 1.81, where
