@@ -6,6 +6,9 @@
 
 #include <sys/mman.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -38,6 +41,35 @@ at::Tensor indicesFor(int64_t rows, int64_t count, const std::string& dist, std:
   if (dist == "uniform") return at::randint(0, rows, {count}, tensorsOn(o).dtype(at::kLong));
   const double alpha = std::stod(dist.substr(5));
   return at::tensor(replay::zipfSamples(rows, alpha, count, rng), at::kLong).to(o.device);
+}
+
+// Evicts the lines of `bytes` at `p` from every level of the caches (x86
+// clflush, AArch64 dc civac); false where the CPU offers neither.
+bool evictLines(const char* p, size_t bytes) {
+  constexpr size_t kLine = 64;  // the smallest line either architecture flushes by
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+#if defined(__x86_64__) || defined(__i386__)
+  for (uintptr_t a = first; a < end; a += kLine) _mm_clflush(reinterpret_cast<const void*>(a));
+  _mm_mfence();
+  return true;
+#elif defined(__aarch64__)
+  for (uintptr_t a = first; a < end; a += kLine) asm volatile("dc civac, %0" ::"r"(a) : "memory");
+  asm volatile("dsb ish" ::: "memory");
+  return true;
+#else
+  (void)first;
+  (void)end;
+  return false;
+#endif
+}
+
+// The rows of a CPU table that `idx` looks up, each once: what a lookup
+// fetches from DRAM when the table is cold.
+std::vector<int64_t> distinctRows(const at::Tensor& idx) {
+  const at::Tensor rows = std::get<0>(at::_unique(idx.to(at::kCPU), /*sorted=*/false));
+  const int64_t* r = rows.data_ptr<int64_t>();
+  return {r, r + rows.numel()};
 }
 }  // namespace
 
@@ -758,7 +790,20 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
             fwd.callBoxed(stack);
           };
           e.fwd_us = medianCallUs(lookup, o.quick, kLongCallUs, "aten::_embedding_bag");
-          if (!onGpu(o)) e.fwd_cold_us = coldCallUs(lookup, flush, o.quick);
+          if (!onGpu(o)) {
+            e.fwd_cold_us = coldCallUs(lookup, flush, o.quick);
+            // The looked-up rows alone evicted: the code, the indices and
+            // the allocator stay warm, as in a replay whose tables were
+            // last touched an iteration ago. Evicting 5,120 rows costs
+            // microseconds, so the full count of samples.
+            const std::vector<int64_t> touched = distinctRows(idx);
+            const size_t row_bytes = static_cast<size_t>(dim) * w.element_size();
+            const char* base = static_cast<const char*>(w.data_ptr());
+            const auto evict = [&] {
+              for (const int64_t r : touched) evictLines(base + static_cast<size_t>(r) * row_bytes, row_bytes);
+            };
+            if (evictLines(base, 1)) e.fwd_rows_cold_us = coldCallUs(lookup, evict, /*quick=*/false);
+          }
           // As autograd calls it (and traces record it): offset2bag empty,
           // rebuilt from the offsets inside.
           const auto out = at::_embedding_bag(w, idx, off, false, 0);

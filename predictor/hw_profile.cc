@@ -170,6 +170,7 @@ json embeddingJson(const std::vector<EmbeddingPoint>& pts) {
     a.push_back({{"rows", e.rows}, {"dim", e.dim}, {"batch", e.batch}, {"pooling", e.pooling},
                  {"dist", e.dist}, {"fwd_us", e.fwd_us}, {"bwd_us", e.bwd_us},
                  {"fwd_cold_us", e.fwd_cold_us}});
+    if (e.fwd_rows_cold_us > 0) a.back()["fwd_rows_cold_us"] = e.fwd_rows_cold_us;
     if (e.bwd_cold_us > 0) a.back()["bwd_cold_us"] = e.bwd_cold_us;
     if (e.fill_us > 0) a.back()["fill_us"] = e.fill_us;
   }
@@ -189,6 +190,7 @@ std::vector<EmbeddingPoint> embeddingFrom(const json& a, const std::string& p) {
     e.fwd_us = field<double>(j, "fwd_us", p, w);
     e.bwd_us = field<double>(j, "bwd_us", p, w);
     e.fwd_cold_us = field<double>(j, "fwd_cold_us", p, w);
+    if (j.contains("fwd_rows_cold_us")) e.fwd_rows_cold_us = field<double>(j, "fwd_rows_cold_us", p, w);
     // Optional: profiles before it took the backward warm only.
     if (j.contains("bwd_cold_us")) e.bwd_cold_us = field<double>(j, "bwd_cold_us", p, w);
     if (j.contains("fill_us")) e.fill_us = field<double>(j, "fill_us", p, w);

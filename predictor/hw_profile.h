@@ -101,6 +101,10 @@ struct EmbeddingPoint {
   // in the same section: with its page faults and unmapping where glibc maps
   // it afresh per call. 0 where not measured (older profiles, a GPU).
   double fill_us = 0;
+  // Forward with only the rows it looks up evicted (clflush): the code and
+  // the indices warm. 0 where not measured (older profiles, a GPU, a CPU
+  // without a line flush).
+  double fwd_rows_cold_us = 0;
 };
 
 // A _foreach_ op over `tensors` tensors holding `elems` floats in total

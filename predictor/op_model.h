@@ -203,6 +203,8 @@ class OpModel {
   // the rows live in the cache hierarchy (table size, width, distribution).
   std::vector<KnnPoint<2>> emb_fwd_fixed_, emb_fwd_row_, emb_bwd_row_;
   std::vector<KnnPoint<2>> emb_cold_row_;  // per row, table flushed
+  // log us per distinct row looked up, its lines evicted (fwd_rows_cold_us)
+  std::vector<KnnPoint<2>> emb_row_miss_;
   std::vector<SizePoint> emb_bwd_fill_;
   // GPU profiles: per table, log(us) as a line in log(lookups) (a GPU's
   // backward grows far slower than its lookups until the device fills).

@@ -154,6 +154,24 @@ void OpModel::fitEmbedding() {
       emb_bwd_log_slope_.push_back({x, std::clamp(l.per_row, 0.0, 1.0)});
     }
   }
+  // A cold lookup pays a miss per distinct row it touches, not per lookup:
+  // with 10,000 uniform lookups a 5,000-row table fetches each row once
+  // and the rest hit, so a line through the lookups (emb_cold_row_) read
+  // the small tables as never cold. Per table, both distributions (their
+  // distinct rows differ at the same lookups): the evicted calls' extra
+  // time over the warm ones, summed, over the distinct rows, summed (the
+  // largest calls, whose extra is least noise, weigh most).
+  for (const auto& [key, pts] : both) {
+    double extra = 0, unique = 0;
+    for (const EmbeddingPoint* e : pts) {
+      if (e->fwd_rows_cold_us <= 0) continue;
+      extra += std::max(e->fwd_rows_cold_us - e->fwd_us, 0.0);
+      unique += expectedUniqueRows(static_cast<double>(key.first), static_cast<double>(e->batch * e->pooling), e->dist);
+    }
+    if (unique <= 0) continue;
+    emb_row_miss_.push_back({{lg(static_cast<double>(key.first)), lg(static_cast<double>(key.second))},
+                             std::log(std::max(extra / unique, 1e-6))});
+  }
   std::sort(emb_bwd_fill_.begin(), emb_bwd_fill_.end(),
             [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
   // A GPU's backward (a GPU profile has launch times) is a sort and a
@@ -279,7 +297,11 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) cons
     return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
   }
   const double warm = std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
-  if (cold <= 0 || emb_cold_row_.empty()) return warm;
+  if (cold <= 0) return warm;
+  if (!emb_row_miss_.empty()) {
+    return warm + cold * std::exp(knnValue(emb_row_miss_, x)) * expectedUniqueRows(rows, lookups, dist_);
+  }
+  if (emb_cold_row_.empty()) return warm;
   // The fixed part stays warm: a flush also evicts the code and the
   // dispatcher's tables, which a replay calling ops back to back keeps hot.
   const double flushed =

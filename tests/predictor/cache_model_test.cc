@@ -251,7 +251,8 @@ TEST(CacheModel, AProfileRoundTripsItsCacheFactsAndRefusesABadShare) {
   hw.memory.retention = {{4 * kMiB, 0}, {32 * kMiB, 0.8}};
   hw.stall_share = 0.1;
   // A flushed backward is kept; a point without one stays without (0).
-  hw.embedding = {{1000, 16, 256, 8, "uniform", 10, 40, 30, 123, 7.5}, {4000000, 16, 256, 8, "uniform", 10, 9e4, 60, 0}};
+  hw.embedding = {{1000, 16, 256, 8, "uniform", 10, 40, 30, 123, 7.5, 21},
+                  {4000000, 16, 256, 8, "uniform", 10, 9e4, 60, 0}};
   hw.identity.load_avg = 2.5;
   const HwProfile back = profileFromJson(profileToJson(hw), "hand.json");
   EXPECT_DOUBLE_EQ(back.identity.load_avg, 2.5);
@@ -263,6 +264,8 @@ TEST(CacheModel, AProfileRoundTripsItsCacheFactsAndRefusesABadShare) {
   EXPECT_DOUBLE_EQ(back.embedding[1].bwd_cold_us, 0);
   EXPECT_DOUBLE_EQ(back.embedding[0].fill_us, 7.5);  // the gradient's own fill, when timed
   EXPECT_DOUBLE_EQ(back.embedding[1].fill_us, 0);
+  EXPECT_DOUBLE_EQ(back.embedding[0].fwd_rows_cold_us, 21);  // the rows alone evicted, when timed
+  EXPECT_DOUBLE_EQ(back.embedding[1].fwd_rows_cold_us, 0);
   const std::string text = profileToJson(hw);
   EXPECT_EQ(text.find("bwd_cold_us"), text.rfind("bwd_cold_us")) << "written for the point without one";
   EXPECT_DOUBLE_EQ(back.memory.l2_bytes, 1e4);

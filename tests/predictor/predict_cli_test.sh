@@ -98,6 +98,23 @@ if not (b2 * 4 > 32 * 2**20 and f2 > 4 * f1):
     sys.exit(f"{b2} floats filled in {f2} us, {b1} in {f1}")
 print("fill_us by gradient floats:", fills)
 PY
+  # The forward with the looked-up rows evicted (x86 clflush, AArch64 dc
+  # civac): on every point, and on the largest uniform lookups into the
+  # largest table (thousands of rows from DRAM) slower than the warm call,
+  # as an eviction that did nothing would not be.
+  python3 - "$HW" <<'PY' || fail "embedding_bag fwd_rows_cold_us missing or no slower than warm"
+import json, platform, sys
+pts = json.load(open(sys.argv[1]))["embedding_bag"]
+if platform.machine() not in ("x86_64", "aarch64"):
+    sys.exit(0)
+if not all(p.get("fwd_rows_cold_us", 0) > 0 for p in pts):
+    sys.exit("a point without fwd_rows_cold_us")
+top = max(p["rows"] * p["dim"] for p in pts)
+big = max((p for p in pts if p["rows"] * p["dim"] == top and p["dist"] == "uniform"), key=lambda p: p["pooling"])
+if not big["fwd_rows_cold_us"] > 1.2 * big["fwd_us"]:
+    sys.exit(f"rows evicted {big['fwd_rows_cold_us']} us against warm {big['fwd_us']}")
+print("rows evicted / warm:", [(p["rows"], p["dim"], p["pooling"], p["dist"], round(p["fwd_rows_cold_us"] / p["fwd_us"], 2)) for p in pts])
+PY
   # Batch norm's backward at every plane size to 32 and on both ladders
   # beyond, per plane, at the vector width libtorch reports.
   planes="list(range(1, 34)) + [64, 65, 128, 129, 256, 257, 512, 513]"
