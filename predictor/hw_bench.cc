@@ -168,25 +168,27 @@ bool kernelRuns(const std::function<void()>& call) {
   }
 }
 
-// A quick CPU profile leaves out a reduced-precision point whose first call
-// takes over kQuickEmulatedUs and kEmulatedRatio times float32's of the same
-// shape: a CPU without native bfloat16 (an AMD EPYC with AVX2 alone) runs
-// those kernels on an emulated path at a flat rate (oneDNN's bfloat16 conv at
-// 4-6 GFLOP/s from a few MFLOPs up, a 1.85 GFLOP 3x3 layer 0.3 s forward and
-// 1.1 s for the weight gradient), and 25 such shapes took 55 s of a 224 s
-// quick profile. The nearest measured points price the rest at that rate
-// (resnet18 under bfloat16 autocast: 8.06 s predicted with them, 8.52
-// without, 9.70 replayed). A CPU with native kernels (AMX, avx512_bf16) runs
-// them faster than float32 and keeps every point.
-constexpr double kQuickEmulatedUs = 30e3;
+// A reduced-precision point whose first call takes over kEmulatedUs and
+// kEmulatedRatio times float32's of the same shape runs emulated: a CPU
+// without native bfloat16 (an AMD EPYC with AVX2 alone) runs those kernels
+// at a flat rate (oneDNN's bfloat16 conv at 4-6 GFLOP/s from a few MFLOPs
+// up, a 1.85 GFLOP 3x3 layer 0.3 s forward and 1.1 s for the weight
+// gradient). A quick profile leaves such points out: 25 shapes took 55 s of
+// a 224 s quick profile, and the nearest measured points price the rest at
+// that rate (resnet18 under bfloat16 autocast: 8.06 s predicted with them,
+// 8.52 without, 9.70 replayed). A full profile times them once, contiguous
+// only: in both layouts and three passes they kept one still in its conv
+// section after 30 minutes. A CPU with native kernels (AMX, avx512_bf16)
+// runs them faster than float32 and keeps every point as any other.
+constexpr double kEmulatedUs = 30e3;
 constexpr double kEmulatedRatio = 4;
 bool emulatedLongCall(const ProfileOptions& o, at::ScalarType dtype, const std::function<void()>& call,
                       double float32_us) {
-  if (!o.quick || onGpu(o) || dtype == at::kFloat || float32_us <= 0) return false;
+  if (onGpu(o) || dtype == at::kFloat || float32_us <= 0) return false;
   const double t0 = replay::nowUs();
   call();
   const double us = replay::nowUs() - t0;
-  return us > kQuickEmulatedUs && us > kEmulatedRatio * float32_us;
+  return us > kEmulatedUs && us > kEmulatedRatio * float32_us;
 }
 
 // The float32 time of the point of `points` with the same shape as `key`
@@ -197,6 +199,18 @@ double float32TimeOf(const std::vector<Point>& points, const Same& same, double 
     if (p.dtype == "float32" && same(p)) return p.*time;
   }
   return 0;
+}
+
+// In a full profile's later passes (measureComputeAgain, `first` the first
+// pass's points, in the same order): the first pass's point `i` where it
+// ran emulated, to keep as it is (at a flat rate another pass finds nothing
+// faster, and each call takes a large share of a second); else null.
+template <typename Point, typename Same>
+const Point* emulatedBefore(const std::vector<Point>* first, size_t i, const Same& same, double Point::*time) {
+  if (first == nullptr || i >= first->size() || (*first)[i].dtype == "float32") return nullptr;
+  const Point& p = (*first)[i];
+  const double f32 = float32TimeOf(*first, same, time);
+  return f32 > 0 && p.*time > kEmulatedUs && p.*time > kEmulatedRatio * f32 ? &p : nullptr;
 }
 
 // HwProfile::call_extra_us: addmm and linear against the mm of their product.
@@ -223,7 +237,9 @@ void measureGemmCalls(const ProfileOptions& o, HwProfile& hw) {
 // minutes, and a coarser grid misses where a BLAS runs fastest (on a Xeon
 // with MKL no point of an 8x-spaced grid came within 25% of the rate of a
 // 256x1024x1024 GEMM, and the mlp sample was predicted 50% over).
-void measureGemm(const ProfileOptions& o, HwProfile& hw) {
+// `first`: in a full profile's later passes, the first pass's points (its
+// emulated reduced-type ones are kept, not timed again); else null.
+void measureGemmPass(const ProfileOptions& o, HwProfile& hw, const HwProfile* first) {
   // A GPU runs 8192 x 4096 x 4096 in milliseconds (a CPU core takes 50 ms
   // for 2e9): its grid reaches the layers of large training steps.
   // Its rate also moves more between neighbouring sizes (tiles and waves
@@ -272,7 +288,15 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
           if (static_cast<double>(m) * n * k > cap) continue;
           const at::Tensor a = operand({m, k}), b = operand({k, n});
           const auto same = [&](const GemmPoint& g) { return g.m == m && g.n == n && g.k == k; };
-          if (emulatedLongCall(o, dtype, [&] { at::mm(a, b); }, float32TimeOf(hw.gemm, same, &GemmPoint::us))) {
+          if (const GemmPoint* kept = emulatedBefore(first ? &first->gemm : nullptr, hw.gemm.size(), same,
+                                                     &GemmPoint::us)) {
+            hw.gemm.push_back(*kept);
+            if (transposed_too) hw.gemm_nt.push_back(first->gemm_nt.at(hw.gemm_nt.size()));
+            continue;
+          }
+          if (!first &&
+              emulatedLongCall(o, dtype, [&] { at::mm(a, b); }, float32TimeOf(hw.gemm, same, &GemmPoint::us)) &&
+              o.quick) {
             continue;
           }
           hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o), name});
@@ -295,7 +319,14 @@ void measureGemm(const ProfileOptions& o, HwProfile& hw) {
           if (static_cast<double>(bt) * d * d * k > cap) continue;
           const at::Tensor a = operand({bt, d, k}), b = operand({bt, k, d});
           const auto same = [&](const GemmPoint& g) { return g.b == bt && g.m == d && g.k == k; };
-          if (emulatedLongCall(o, dtype, [&] { at::bmm(a, b); }, float32TimeOf(hw.bmm, same, &GemmPoint::us))) {
+          if (const GemmPoint* kept = emulatedBefore(first ? &first->bmm : nullptr, hw.bmm.size(), same,
+                                                     &GemmPoint::us)) {
+            hw.bmm.push_back(*kept);
+            continue;
+          }
+          if (!first &&
+              emulatedLongCall(o, dtype, [&] { at::bmm(a, b); }, float32TimeOf(hw.bmm, same, &GemmPoint::us)) &&
+              o.quick) {
             continue;
           }
           hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o), name});
@@ -408,7 +439,8 @@ const int64_t kGpuConvShapes[][6] = {
     {64, 128, 28, 128, 3, 1},  {32, 64, 56, 64, 3, 1},    {32, 256, 14, 256, 3, 1},
 };
 
-void measureConv(const ProfileOptions& o, HwProfile& hw) {
+// `first`: as measureGemmPass's.
+void measureConvPass(const ProfileOptions& o, HwProfile& hw, const HwProfile* first) {
   std::vector<std::array<int64_t, 7>> shapes;
   for (const auto& s : kConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5], 1});
   for (const auto& s : kMobileConvShapes) shapes.push_back({s[0], s[1], s[2], s[3], s[4], s[5], s[6]});
@@ -417,9 +449,10 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
   }
   // Each shape in float32, then again in each reduced-precision type the
   // device has a convolution kernel for (CPU libtorch 1.13 has none in
-  // float16). A quick CPU profile times those contiguous only: each layout
-  // adds as much again, and autocast's float32 conversions of a
-  // channels-last network are the rarer case.
+  // float16). A quick CPU profile times those contiguous only, and a full
+  // one its emulated ones (emulatedLongCall): each layout adds as much
+  // again, and autocast's float32 conversions of a channels-last network
+  // are the rarer case.
   for (const auto& [dtype, type] : kTypes) {
     const at::Tensor probe = at::ones({1, 2, 4, 4}, tensorsOn(o).dtype(dtype));
     const at::Tensor probe_w = at::ones({2, 2, 3, 3}, tensorsOn(o).dtype(dtype));
@@ -438,14 +471,19 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
                p.stride == c.stride && p.groups == c.groups;
       };
       const std::vector<int64_t> st{c.stride, c.stride}, pad{c.kh / 2, c.kw / 2};
-      if (emulatedLongCall(o, dtype, [&] { at::convolution(x, w, {}, st, pad, {1, 1}, false, {0, 0}, c.groups); },
-                           float32TimeOf(hw.conv, same, &ConvPoint::fwd_us))) {
+      if (const ConvPoint* kept = emulatedBefore(first ? &first->conv : nullptr, hw.conv.size(), same,
+                                                 &ConvPoint::fwd_us)) {
+        hw.conv.push_back(*kept);
         continue;
       }
+      const bool emulated =
+          !first && emulatedLongCall(o, dtype, [&] { at::convolution(x, w, {}, st, pad, {1, 1}, false, {0, 0}, c.groups); },
+                                     float32TimeOf(hw.conv, same, &ConvPoint::fwd_us));
+      if (emulated && o.quick) continue;
       timeConvPoint(c, x, w, o, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
       // The input channels-last, the weight as a module holds it: its output
       // and so the gradient arriving in the backward are then channels-last.
-      if (channels_last) {
+      if (channels_last && !emulated) {
         timeConvPoint(c, x.contiguous(at::MemoryFormat::ChannelsLast), w, o, c.fwd_cl_us, c.bwd_input_cl_us,
                       c.bwd_weight_cl_us);
       }
@@ -465,13 +503,16 @@ void measureConv(const ProfileOptions& o, HwProfile& hw) {
   if (o.progress) o.progress("conv: " + std::to_string(hw.conv.size()) + " shapes");
 }
 
+void measureGemm(const ProfileOptions& o, HwProfile& hw) { measureGemmPass(o, hw, nullptr); }
+void measureConv(const ProfileOptions& o, HwProfile& hw) { measureConvPass(o, hw, nullptr); }
+
 // Another pass over the GEMM, BMM and conv shapes (detail::keepFaster).
 void measureComputeAgain(const ProfileOptions& o, HwProfile& hw) {
   ProfileOptions silent = o;
   silent.progress = nullptr;
   HwProfile again;
-  measureGemm(silent, again);
-  measureConv(silent, again);
+  measureGemmPass(silent, again, &hw);
+  measureConvPass(silent, again, &hw);
   detail::keepFaster(hw, again);
   if (o.progress) o.progress("gemm, bmm, conv: measured again, the faster time kept");
 }
