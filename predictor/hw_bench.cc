@@ -294,9 +294,10 @@ void measureGemmPass(const ProfileOptions& o, HwProfile& hw, const HwProfile* fi
             if (transposed_too) hw.gemm_nt.push_back(first->gemm_nt.at(hw.gemm_nt.size()));
             continue;
           }
-          if (!first &&
-              emulatedLongCall(o, dtype, [&] { at::mm(a, b); }, float32TimeOf(hw.gemm, same, &GemmPoint::us)) &&
-              o.quick) {
+          // Only a quick profile leaves such a point out; a full one's later
+          // passes find it by its first-pass time (emulatedBefore).
+          const double f32 = float32TimeOf(hw.gemm, same, &GemmPoint::us);
+          if (o.quick && emulatedLongCall(o, dtype, [&] { at::mm(a, b); }, f32)) {
             continue;
           }
           hw.gemm.push_back({1, m, n, k, timeOp("aten::mm", "", {a, b}, o), name});
@@ -324,9 +325,10 @@ void measureGemmPass(const ProfileOptions& o, HwProfile& hw, const HwProfile* fi
             hw.bmm.push_back(*kept);
             continue;
           }
-          if (!first &&
-              emulatedLongCall(o, dtype, [&] { at::bmm(a, b); }, float32TimeOf(hw.bmm, same, &GemmPoint::us)) &&
-              o.quick) {
+          // Only a quick profile leaves such a point out; a full one's later
+          // passes find it by its first-pass time (emulatedBefore).
+          const double f32 = float32TimeOf(hw.bmm, same, &GemmPoint::us);
+          if (o.quick && emulatedLongCall(o, dtype, [&] { at::bmm(a, b); }, f32)) {
             continue;
           }
           hw.bmm.push_back({bt, d, d, k, timeOp("aten::bmm", "", {a, b}, o), name});
@@ -476,9 +478,9 @@ void measureConvPass(const ProfileOptions& o, HwProfile& hw, const HwProfile* fi
         hw.conv.push_back(*kept);
         continue;
       }
+      const auto forward = [&] { at::convolution(x, w, {}, st, pad, {1, 1}, false, {0, 0}, c.groups); };
       const bool emulated =
-          !first && emulatedLongCall(o, dtype, [&] { at::convolution(x, w, {}, st, pad, {1, 1}, false, {0, 0}, c.groups); },
-                                     float32TimeOf(hw.conv, same, &ConvPoint::fwd_us));
+          !first && emulatedLongCall(o, dtype, forward, float32TimeOf(hw.conv, same, &ConvPoint::fwd_us));
       if (emulated && o.quick) continue;
       timeConvPoint(c, x, w, o, c.fwd_us, c.bwd_input_us, c.bwd_weight_us);
       // The input channels-last, the weight as a module holds it: its output
