@@ -502,7 +502,7 @@ double distinctRowsBySum(double rows, double lookups, double alpha) {
 // measured 0.02 us more per distinct row (both distributions, poolings 1
 // and 20 of 256 bags). A trace's lookup of 10,240 indices into it pays
 // the cold share of 0.02 us per distinct row its distribution touches:
-// 4,355 of 5,000 rows uniform, about 1,500 under Zipf(1.1). Catches the
+// 4,355 of 5,000 rows uniform, 1,820 under Zipf(1.1). Catches the
 // extra taken per lookup (2.4x uniform's), the distribution ignored, the
 // cold share ignored, and the old line through flushed calls (the
 // flushed points here say nothing: fwd_cold_us 0).
