@@ -182,13 +182,15 @@ bool kernelRuns(const std::function<void()>& call) {
 // runs them faster than float32 and keeps every point as any other.
 constexpr double kEmulatedUs = 30e3;
 constexpr double kEmulatedRatio = 4;
+bool runsEmulated(double us, double float32_us) {
+  return float32_us > 0 && us > kEmulatedUs && us > kEmulatedRatio * float32_us;
+}
 bool emulatedLongCall(const ProfileOptions& o, at::ScalarType dtype, const std::function<void()>& call,
                       double float32_us) {
   if (onGpu(o) || dtype == at::kFloat || float32_us <= 0) return false;
   const double t0 = replay::nowUs();
   call();
-  const double us = replay::nowUs() - t0;
-  return us > kEmulatedUs && us > kEmulatedRatio * float32_us;
+  return runsEmulated(replay::nowUs() - t0, float32_us);
 }
 
 // The float32 time of the point of `points` with the same shape as `key`
@@ -209,8 +211,7 @@ template <typename Point, typename Same>
 const Point* emulatedBefore(const std::vector<Point>* first, size_t i, const Same& same, double Point::*time) {
   if (first == nullptr || i >= first->size() || (*first)[i].dtype == "float32") return nullptr;
   const Point& p = (*first)[i];
-  const double f32 = float32TimeOf(*first, same, time);
-  return f32 > 0 && p.*time > kEmulatedUs && p.*time > kEmulatedRatio * f32 ? &p : nullptr;
+  return runsEmulated(p.*time, float32TimeOf(*first, same, time)) ? &p : nullptr;
 }
 
 // HwProfile::call_extra_us: addmm and linear against the mm of their product.

@@ -43,24 +43,28 @@ at::Tensor indicesFor(int64_t rows, int64_t count, const std::string& dist, std:
   return at::tensor(replay::zipfSamples(rows, alpha, count, rng), at::kLong).to(o.device);
 }
 
+// Whether evictLines can empty a line from the caches on this CPU.
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__)
+constexpr bool kEvictsLines = true;
+#else
+constexpr bool kEvictsLines = false;
+#endif
+
 // Evicts the lines of `bytes` at `p` from every level of the caches (x86
-// clflush, AArch64 dc civac); false where the CPU offers neither.
-bool evictLines(const char* p, size_t bytes) {
+// clflush, AArch64 dc civac); nothing where kEvictsLines is false.
+void evictLines(const char* p, size_t bytes) {
   constexpr size_t kLine = 64;  // the smallest line either architecture flushes by
   const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1);
   const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
 #if defined(__x86_64__) || defined(__i386__)
   for (uintptr_t a = first; a < end; a += kLine) _mm_clflush(reinterpret_cast<const void*>(a));
   _mm_mfence();
-  return true;
 #elif defined(__aarch64__)
   for (uintptr_t a = first; a < end; a += kLine) asm volatile("dc civac, %0" ::"r"(a) : "memory");
   asm volatile("dsb ish" ::: "memory");
-  return true;
 #else
   (void)first;
   (void)end;
-  return false;
 #endif
 }
 
@@ -796,13 +800,15 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
             // the allocator stay warm, as in a replay whose tables were
             // last touched an iteration ago. Evicting 5,120 rows costs
             // microseconds, so the full count of samples.
-            const std::vector<int64_t> touched = distinctRows(idx);
-            const size_t row_bytes = static_cast<size_t>(dim) * w.element_size();
-            const char* base = static_cast<const char*>(w.data_ptr());
-            const auto evict = [&] {
-              for (const int64_t r : touched) evictLines(base + static_cast<size_t>(r) * row_bytes, row_bytes);
-            };
-            if (evictLines(base, 1)) e.fwd_rows_cold_us = coldCallUs(lookup, evict, /*quick=*/false);
+            if (kEvictsLines) {
+              const std::vector<int64_t> touched = distinctRows(idx);
+              const size_t row_bytes = static_cast<size_t>(dim) * w.element_size();
+              const char* base = static_cast<const char*>(w.data_ptr());
+              const auto evict = [&] {
+                for (const int64_t r : touched) evictLines(base + static_cast<size_t>(r) * row_bytes, row_bytes);
+              };
+              e.fwd_rows_cold_us = coldCallUs(lookup, evict, /*quick=*/false);
+            }
           }
           // As autograd calls it (and traces record it): offset2bag empty,
           // rebuilt from the offsets inside.
