@@ -32,6 +32,21 @@ double logRate(double flops, double us) { return std::log(flops / std::max(us, 1
 // 2 grouped (depthwise).
 size_t convClass(const ConvShape& s) { return s.groups > 1 ? 2 : s.window > 1 ? 1 : 0; }
 
+// Whether libtorch's CPU convolution runs the native path (slow_conv2d: one
+// GEMM of the weight by each sample's pixels) rather than oneDNN: for a
+// float32 1x1, stride-1, ungrouped convolution of fewer than 16 samples on
+// one thread (ConvParams::use_mkldnn in libtorch 1.13 to 2.x: "for 1x1
+// filters, MKLDNN is faster than THNN when multi-threaded, but THNN is
+// faster when single-threaded"). Such a call is that many GEMMs, and a
+// GEMM of a large weight by one to four pixels (ResNet-50's and ResNeXt's
+// 1024 -> 2048 projections on 1 x 1 maps at a 32 x 32 input) runs at a
+// fraction of any convolution's rate in the profile's grid: the grid's
+// nearest 1x1 points predicted those at 0.2-0.6x of their replayed times.
+bool nativeGemmConv(const ConvShape& s, const std::string& dtype, int threads) {
+  return s.valid && !s.transposed && s.window == 1 && s.stride == 1 && s.groups == 1 && s.batch < 16 &&
+         threads == 1 && dtype == "float32";
+}
+
 std::array<double, 6> convFeatures(const ConvShape& s) {
   return {lg(s.batch), lg(s.m / s.batch), lg(s.n), lg(s.k), lg(s.stride), lg(s.groups)};
 }
@@ -197,6 +212,56 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
   buildCurves();
   fitEmbedding();
   fitForeach();
+  fitPerSampleGemm();
+}
+
+std::array<double, 3> OpModel::perSampleGemmUs(const ConvShape& s) const {
+  const auto plain = gemm_.find("float32");
+  if (plain == gemm_.end() || s.batch <= 0) return {};
+  const auto nt = gemm_nt_.find("float32");
+  // A GEMM's kernel time, without a dispatcher's call (the native path
+  // calls BLAS itself); B transposed on those points where measured.
+  const auto us = [&](double m, double n, double k, bool b_transposed) {
+    const auto& points = b_transposed && nt != gemm_nt_.end() ? nt->second : plain->second;
+    return 2 * m * n * k / std::exp(knnValue(points, {lg(m), lg(n), lg(k)}));
+  };
+  const double pixels = s.m / s.batch, in = s.k, out = s.n;
+  // Forward, per sample: weight [out, in] x input [in, pixels]. Input
+  // gradient, per sample: weight^T [in, out] x grad [out, pixels]. Weight
+  // gradient: grad [out, pixels] x input^T [pixels, in] summed over the
+  // samples, read as one GEMM over all their pixels: over the profile's
+  // seventeen such points here it came within 0.79-1.83x of the calls (but
+  // for two of 7 us), where a GEMM per sample came within 0.26-1.53x (eight
+  // samples of 2 x 2 pixels: 776 us of GEMMs for a 199 us call).
+  return {s.batch * us(out, pixels, in, false), s.batch * us(in, pixels, out, false), us(out, in, s.m, true)};
+}
+
+// A native-path call is its GEMMs and a little more (the loop over the
+// samples, the output's allocation). Each direction's median ratio of the
+// profile's own such points to their GEMMs scales the GEMMs to a call; over
+// the seventeen points of a quick profile here the ratios ran 0.71-1.16
+// forward, 0.90-1.74 for the input gradient.
+void OpModel::fitPerSampleGemm() {
+  const auto sets = conv_.find("float32");
+  if (hw_.gpu() || sets == conv_.end()) return;
+  for (ConvRates& set : sets->second) {
+    std::array<std::vector<double>, 3> ratios;
+    for (const LeastConv& p : set.class_points[0]) {
+      const ConvShape s = convShapeOf(p.point);
+      if (!nativeGemmConv(s, p.point.dtype, hw_.identity.threads)) continue;
+      const std::array<double, 3> gemms = perSampleGemmUs(s);
+      for (size_t d = 0; d < 3; ++d) {
+        const double us = p.point.*set.times[d];
+        if (us > 0 && gemms[d] > 0) ratios[d].push_back(us / gemms[d]);
+      }
+    }
+    for (size_t d = 0; d < 3; ++d) {
+      if (ratios[d].size() < 3) continue;
+      const auto mid = ratios[d].begin() + static_cast<std::ptrdiff_t>(ratios[d].size() / 2);
+      std::nth_element(ratios[d].begin(), mid, ratios[d].end());
+      set.per_sample_gemm[d] = *mid;
+    }
+  }
 }
 
 void OpModel::fitForeach() {
@@ -625,6 +690,8 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
   const ConvRates& set = (*sets)[nhwc && !(*sets)[1].rates[0].empty() ? 1 : 0];
   if (family) *family = (&set == &(*sets)[1] ? "conv:channels_last" : own ? "conv:transposed" : "conv") + typed;
   const std::array<double, 6> x = convFeatures(c);
+  const bool native = nativeGemmConv(c, std::string(trace::dtypeName(sh.computeDType())), hw_.identity.threads);
+  bool by_gemm = false;  // a direction's time is its GEMMs'
   // A call with fewer FLOPs than the smallest measured conv, or than the
   // smallest of its kernel path, costs at least what that one did (a 1x1
   // conv on 1x1 maps: 7-11 us here; the rate alone predicted 2 us for a
@@ -650,18 +717,31 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
       }
     }
     floor = std::max(floor, larger);
-    return std::max(c.flops() / std::exp(knnValue(set.rates[d], x)), floor);
+    const double knn = std::max(c.flops() / std::exp(knnValue(set.rates[d], x)), floor);
+    // On libtorch's native path a call costs at least its GEMMs (at the
+    // profile's ratio): where no grid point is near, the rate of the
+    // nearest ones reads far less for a large weight on a few pixels.
+    // Measured on two networks never tuned on (ResNeXt-50 32x4d and
+    // RegNetX-400MF at 32 x 32 inputs, 2026-12-07): their 1x1 forward
+    // calls went from 0.58 and 0.57 of their replayed times to 0.81 and
+    // 0.83, the backward from 0.54 and 0.78 to 0.89 and 1.25; models whose
+    // 1x1 layers the grid covers (MNASNet, U-Net, ResNet-18) moved 0-0.4%.
+    if (set.per_sample_gemm[d] <= 0 || !native) return knn;
+    const double gemm = set.per_sample_gemm[d] * perSampleGemmUs(c)[d];
+    if (gemm > knn) by_gemm = true;
+    return std::max(knn, gemm);
   };
-  if (!backward) return std::max(at(0), hw_.dispatch_us);
   // output_mask (input 10) says which of grad_input / grad_weight (+ bias)
   // are asked for; each half has its own measured rate.
   bool input = true, weight = true;
-  if (sh.args.size() > 10 && sh.args[10]->kind == trace::ValueKind::kList &&
+  if (backward && sh.args.size() > 10 && sh.args[10]->kind == trace::ValueKind::kList &&
       sh.args[10]->items.size() >= 2) {
     input = sh.args[10]->items[0].b;
     weight = sh.args[10]->items[1].b;
   }
-  return std::max((input ? at(1) : 0) + (weight ? at(2) : 0), hw_.dispatch_us);
+  const double us = !backward ? at(0) : (input ? at(1) : 0) + (weight ? at(2) : 0);
+  if (family && by_gemm) *family += ":gemm";
+  return std::max(us, hw_.dispatch_us);
 }
 
 double OpModel::foreachUs(const std::string& op, const OpShapes& sh, double cold, double l3) const {

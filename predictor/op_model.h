@@ -179,13 +179,22 @@ class OpModel {
     // Every point of each class: a conv costs at least the fastest of its
     // class with as many FLOPs or more (OpModel::convUs).
     std::array<std::vector<LeastConv>, 3> class_points{};
+    // For each direction, the median over the profile's convolutions that
+    // take libtorch's per-sample GEMM path (nativeGemmConv) of their time
+    // over that path's GEMMs on the GEMM curve; 0: no such point measured.
+    std::array<double, 3> per_sample_gemm{};
   };
   using ConvSets = std::array<ConvRates, 2>;
   static ConvSets emptyConvSets() {
-    return {ConvRates{{&ConvPoint::fwd_us, &ConvPoint::bwd_input_us, &ConvPoint::bwd_weight_us}, {}, {}, {}, {}},
+    return {ConvRates{{&ConvPoint::fwd_us, &ConvPoint::bwd_input_us, &ConvPoint::bwd_weight_us}, {}, {}, {}, {}, {}},
             ConvRates{{&ConvPoint::fwd_cl_us, &ConvPoint::bwd_input_cl_us, &ConvPoint::bwd_weight_cl_us},
-                      {}, {}, {}, {}}};
+                      {}, {}, {}, {}, {}}};
   }
+  // The per-sample GEMMs of a convolution on libtorch's native path, in
+  // each direction (forward, input gradient, weight gradient), from the
+  // float32 GEMM curve; zeros where the profile has none.
+  std::array<double, 3> perSampleGemmUs(const ConvShape& s) const;
+  void fitPerSampleGemm();
   // By element type (trace::dtypeName), as the GEMM rates; transposed
   // convolutions' points apart (ConvPoint::transposed).
   std::map<std::string, ConvSets> conv_, conv_transposed_;

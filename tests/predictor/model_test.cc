@@ -5,7 +5,9 @@
 // from the model.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <set>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -743,6 +745,77 @@ TEST(OpModel, AConvCostsAtLeastTheFastestOfItsPathWithAsManyFlops) {
   const OpModel model(hw, "uniform");
   const trace::Trace mid = conv2dTrace({2, 48, 16, 16}, {48, 1, 3, 3}, {2, 48, 16, 16}, 1, 48);
   EXPECT_NEAR(model.estimate(mid, mid.nodes[2]).us, 40.0, 1e-9);
+}
+
+// A float32 1x1, stride-1 convolution of fewer than 16 samples on one
+// thread runs libtorch's native path, a GEMM per sample, and costs at least
+// those GEMMs at the profile's ratio of such calls to their GEMMs. The GEMM
+// grid follows a closed form whose rate falls with n (the pixels: 1/9 of
+// its peak at one); the profile's three native points take 1.5x their GEMMs
+// (forward: out x pixels x in per sample; input gradient: in x pixels x out
+// per sample; weight gradient: one out x in x (samples x pixels)).
+// Expected: 1.5x the closed form for a 1024 -> 2048 layer on 4 x 1 x 1
+// maps (a batch none of the points has), which the points' rates (16
+// pixels each) put at well under half of that. Catches
+// the bound left out, the samples not multiplied, m and n swapped (the rate
+// is n's), the ratio left out, and the path assumed on two threads or for
+// a stride-2 layer (oneDNN's: the grid's rate).
+TEST(OpModel, ANativePath1x1ConvCostsAtLeastItsPerSampleGemms) {
+  const auto gemm = [](double m, double n, double k) { return 2 * m * n * k / (2000.0 * n / (n + 8)); };
+  HwProfile hw = handProfile();
+  hw.gemm.clear();
+  std::set<std::array<int64_t, 3>> shapes;
+  struct Native { int64_t n, c, hw, oc; };
+  const std::vector<Native> points = {{2, 64, 4, 128}, {2, 128, 4, 64}, {4, 64, 4, 64}};
+  for (const Native& p : points) {
+    const int64_t pixels = p.hw * p.hw;
+    shapes.insert({p.oc, pixels, p.c});
+    shapes.insert({p.c, pixels, p.oc});
+    shapes.insert({p.oc, p.c, p.n * pixels});
+    const double n = static_cast<double>(p.n), px = static_cast<double>(pixels);
+    const double c = static_cast<double>(p.c), oc = static_cast<double>(p.oc);
+    hw.conv.push_back({p.n, p.c, p.hw, p.hw, p.oc, 1, 1, 1, 1, 1.5 * n * gemm(oc, px, c),
+                       1.5 * n * gemm(c, px, oc), 1.5 * gemm(oc, c, n * px)});
+  }
+  for (const auto& g : std::vector<std::array<int64_t, 3>>{{2048, 1, 1024}, {1024, 1, 2048}, {2048, 1024, 4}}) {
+    shapes.insert(g);
+  }
+  for (const auto& [m, n, k] : shapes) {
+    hw.gemm.push_back({1, m, n, k, gemm(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k))});
+  }
+  const OpModel model(hw, "uniform");
+  const trace::Trace t = conv2dTrace({4, 1024, 1, 1}, {2048, 1024, 1, 1}, {4, 2048, 1, 1}, 1, 1);
+  const OpEstimate fwd = model.estimate(t, t.nodes[2]);
+  EXPECT_NEAR(fwd.us, 1.5 * 4 * gemm(2048, 1, 1024), 1e-6);
+  EXPECT_EQ(fwd.family, "conv:gemm");
+  // Its backward asking for both gradients.
+  TraceBuilder b;
+  const auto gy = b.tensor({4, 2048, 1, 1}), x = b.tensor({4, 1024, 1, 1}), w = b.tensor({2048, 1024, 1, 1});
+  trace::Value mask;
+  mask.kind = trace::ValueKind::kList;
+  mask.items = {trace::makeBool(b.trace(), true), trace::makeBool(b.trace(), true),
+                trace::makeBool(b.trace(), false)};
+  std::vector<trace::Value> in = {gy, x, w};
+  while (in.size() < 10) in.push_back(trace::makeNone(b.trace()));
+  in.push_back(mask);
+  const auto gx = b.tensor({4, 1024, 1, 1}), gw = b.tensor({2048, 1024, 1, 1});
+  b.op("aten::convolution_backward(Tensor grad_output, Tensor input, Tensor weight, ...)", in, {gx, gw});
+  const trace::Trace bt = b.finish();
+  EXPECT_NEAR(model.estimate(bt, bt.nodes[2]).us, 1.5 * (4 * gemm(1024, 1, 2048) + gemm(2048, 1024, 4)), 1e-6);
+  // A profile point itself reads its own time: the bound is at the ratio
+  // its points share.
+  const trace::Trace own = conv2dTrace({2, 64, 4, 4}, {128, 64, 1, 1}, {2, 128, 4, 4}, 1, 1);
+  EXPECT_NEAR(model.estimate(own, own.nodes[2]).us, hw.conv[1].fwd_us, 1e-6);
+  // On two threads libtorch takes oneDNN for it, and the grid prices it.
+  HwProfile two = hw;
+  two.identity.threads = 2;
+  const OpModel threaded(two, "uniform");
+  const OpEstimate grid = threaded.estimate(t, t.nodes[2]);
+  EXPECT_EQ(grid.family, "conv");
+  EXPECT_LT(grid.us, 0.5 * fwd.us);
+  // So does a strided 1x1.
+  const trace::Trace strided = conv2dTrace({4, 1024, 2, 2}, {2048, 1024, 1, 1}, {4, 2048, 1, 1}, 2, 1);
+  EXPECT_EQ(model.estimate(strided, strided.nodes[2]).family, "conv");
 }
 
 // A transposed convolution as ConvTranspose2d records it: node 2 the
