@@ -692,16 +692,20 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
   const std::array<double, 6> x = convFeatures(c);
   const bool native = nativeGemmConv(c, std::string(trace::dtypeName(sh.computeDType())), hw_.identity.threads);
   bool by_gemm = false;  // a direction's time is its GEMMs'
-  // A call with fewer FLOPs than the smallest measured conv, or than the
-  // smallest of its kernel path, costs at least what that one did (a 1x1
-  // conv on 1x1 maps: 7-11 us here; the rate alone predicted 2 us for a
-  // U-Net's 1x1 convs that replayed at 8-27; its dense 3x3s on 8x8 maps
-  // pay oneDNN's 30-40).
+  // A call with fewer FLOPs than the smallest measured of its kernel path
+  // (or than the smallest measured conv, where the profile has none of its
+  // path) costs at least what that one did (a 1x1 conv on 1x1 maps: 7-11 us
+  // here; the rate alone predicted 2 us for a U-Net's 1x1 convs that
+  // replayed at 8-27; its dense 3x3s on 8x8 maps pay oneDNN's 30-40). Not
+  // the smallest of another path: a quick profile's smallest conv is a
+  // depthwise 3x3 (14 kFLOP, 104 us backward), and squeeze-excite 1x1s of
+  // 3 kFLOP on 1 x 1 maps, replayed at 14-33 us backward, were priced at
+  // 150 from it.
+  const LeastConv& own_least = set.class_least[convClass(c)];
+  const LeastConv& least = own_least.flops > 0 ? own_least : set.least;
   const auto at = [&](size_t d) {
     double floor = 0;
-    for (const LeastConv* least : {&set.least, &set.class_least[convClass(c)]}) {
-      if (least->flops > 0 && c.flops() < least->flops) floor = std::max(floor, least->point.*set.times[d]);
-    }
+    if (least.flops > 0 && c.flops() < least.flops) floor = least.point.*set.times[d];
     // Nor less than the fastest of its class with as many FLOPs or more:
     // below some size a call's time is its fixed cost, and the rates of
     // larger neighbours put it far under (a depthwise 3x3 on 2 x 48 x 4 x 4

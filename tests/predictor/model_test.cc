@@ -730,6 +730,23 @@ TEST(OpModel, TheConvFloorIsTheLeastMeasuredOfItsKernelPath) {
   EXPECT_NEAR(model.estimate(grouped, grouped.nodes[2]).us, 30.0, 1e-9);
 }
 
+// Nor does a conv below its own path's least cost the overall least when
+// that is another path's: a squeeze-excite 1x1 on a 1 x 1 map (32 FLOPs)
+// under a tiny depthwise point (144 FLOPs, a 60 us call) and the 1x1 class's
+// least (512 FLOPs, 7 us). Expected: the 1x1's 7 us. Catches the overall
+// least taken whatever the class (60). A dense 3x3, a path the profile has
+// no point of, still costs the overall least (60).
+TEST(OpModel, AConvBelowItsPathsLeastCostsThatNotAnotherPathsCall) {
+  HwProfile hw = handProfile();
+  hw.conv = {{2, 8, 1, 1, 16, 1, 1, 1, 1, 7.0, 9.0, 8.0},
+             {2, 4, 1, 1, 4, 3, 3, 1, 4, 60.0, 70.0, 80.0}};
+  const OpModel model(hw, "uniform");
+  const trace::Trace se = conv2dTrace({2, 4, 1, 1}, {2, 4, 1, 1}, {2, 2, 1, 1}, 1, 1);
+  EXPECT_NEAR(model.estimate(se, se.nodes[2]).us, 7.0, 1e-9);
+  const trace::Trace dense = conv2dTrace({2, 1, 1, 1}, {1, 1, 3, 3}, {2, 1, 1, 1}, 1, 1);
+  EXPECT_NEAR(model.estimate(dense, dense.nodes[2]).us, 60.0, 1e-9);
+}
+
 // Nor does a conv cost less than the fastest of its kernel path with as
 // many FLOPs or more: depthwise 3x3s of 74 kFLOP and 9.4 MFLOP both took
 // about 30-40 us (a call's fixed cost), and one of 442 kFLOP between them
