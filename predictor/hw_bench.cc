@@ -396,6 +396,23 @@ const int64_t kMobileConvShapes[][7] = {
     // contiguous call's time when channels-last, at 2 x 2).
     {2, 96, 16, 96, 7, 1, 96},   {2, 384, 4, 384, 7, 1, 384}, {2, 768, 2, 768, 7, 1, 768},
     {8, 192, 8, 192, 7, 1, 192},
+    // Grouped layers of several channels a group (ResNeXt, RegNet,
+    // ShuffleNet-style grouped 1x1s): 4 and 16 channels a group in 2, 8
+    // and 32 groups on 2 x 2 and 8 x 8 maps at batch 2, then strided, 1x1
+    // and batch-8 ones. oneDNN runs them at neither a dense layer's rate
+    // nor a depthwise one's (3x3s of 4-16 channels a group: 35-470 us
+    // forward here, where the depthwise points' weight gradients ran 10-20x
+    // their forward). With only the two above, ResNeXt-50's and RegNetX's
+    // grouped 3x3s at a 32 x 32 input were predicted at 0.35-6.2x of their
+    // replayed times (bfloat16 under autocast: 3x), their nearest points
+    // depthwise or dense; a grouped layer's floor is its own path's
+    // (convClass).
+    {2, 8, 2, 8, 3, 1, 2},       {2, 8, 8, 8, 3, 1, 2},      {2, 32, 2, 32, 3, 1, 8},
+    {2, 32, 8, 32, 3, 1, 8},     {2, 128, 2, 128, 3, 1, 32}, {2, 128, 8, 128, 3, 1, 32},
+    {2, 32, 2, 32, 3, 1, 2},     {2, 32, 8, 32, 3, 1, 2},    {2, 128, 2, 128, 3, 1, 8},
+    {2, 128, 8, 128, 3, 1, 8},   {2, 512, 2, 512, 3, 1, 32}, {2, 512, 8, 512, 3, 1, 32},
+    {2, 256, 8, 256, 3, 2, 32},  {2, 64, 16, 64, 3, 2, 4},   {2, 64, 8, 64, 1, 1, 4},
+    {8, 128, 8, 128, 3, 1, 8},
 };
 
 double convBackwardUs(const ConvPoint& c, const at::Tensor& x, const at::Tensor& w,

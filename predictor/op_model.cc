@@ -29,8 +29,13 @@ double logRate(double flops, double us) { return std::log(flops / std::max(us, 1
 
 // The kernel paths a CPU libtorch takes: 0 a 1x1 window (the native
 // per-sample GEMM at small batches on one thread), 1 another dense window,
-// 2 grouped (depthwise).
-size_t convClass(const ConvShape& s) { return s.groups > 1 ? 2 : s.window > 1 ? 1 : 0; }
+// 2 depthwise (one channel a group), 3 grouped with several channels a group
+// (ResNeXt's and RegNet's 3x3s, ShuffleNet's and MobileNet's grouped 1x1s).
+size_t convClass(const ConvShape& s) {
+  if (s.groups > 1) return s.k > s.window ? 3 : 2;
+  return s.window > 1 ? 1 : 0;
+}
+
 
 // Whether libtorch's CPU convolution runs the native path (slow_conv2d: one
 // GEMM of the weight by each sample's pixels) rather than oneDNN: for a

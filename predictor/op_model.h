@@ -162,7 +162,7 @@ class OpModel {
   struct ConvRates;
   // The profile's conv with the fewest FLOPs (its times in each direction),
   // overall and in each class of kernel path (convClass: 1x1, other dense
-  // windows, grouped): a conv with fewer FLOPs than its class's least costs
+  // windows, depthwise, grouped): a conv with fewer FLOPs than its class's least costs
   // at least as much, its fixed cost (oneDNN's primitive lookup and layout
   // reorders, or the native path's per-sample loop), which a rate
   // extrapolated to a few kFLOP leaves out. A dense 3x3 on an 8 x 8 map
@@ -176,10 +176,10 @@ class OpModel {
     std::array<double ConvPoint::*, 3> times;  // forward, backward input, backward weight
     std::array<std::vector<KnnPoint<6>>, 3> rates;
     LeastConv least;
-    std::array<LeastConv, 3> class_least{};
+    std::array<LeastConv, 4> class_least{};
     // Every point of each class: a conv costs at least the fastest of its
     // class with as many FLOPs or more (OpModel::convUs).
-    std::array<std::vector<LeastConv>, 3> class_points{};
+    std::array<std::vector<LeastConv>, 4> class_points{};
     // For each direction, the median over the profile's convolutions that
     // take libtorch's per-sample GEMM path (nativeGemmConv) of their time
     // over that path's GEMMs on the GEMM curve; 0: no such point measured.

@@ -594,6 +594,24 @@ TEST(OpModel, AGroupedConvolutionReadsTheGroupedMeasurement) {
   EXPECT_NEAR(model.estimate(t, t.nodes[2]).us, std::pow(50.0, 0.9) * std::pow(100.0, 0.1), 1e-6);
 }
 
+// A grouped convolution of several channels a group has a floor of its own
+// kernel path, not the depthwise one's: a depthwise point of 9,216 FLOPs
+// took 60 us, a grouped one of 36,864 (4 groups of 2 channels, 8 x 8) 30.
+// Expected: a grouped layer of 576 FLOPs (4 groups of 2 channels on a 1 x 1
+// map) costs the grouped point's 30 us, a depthwise one of 576 the
+// depthwise point's 60 (both rates read under either). Catches grouped and
+// depthwise layers in one class (60 for both).
+TEST(OpModel, AGroupedConvFloorsAtTheGroupedPointsNotTheDepthwiseOnes) {
+  HwProfile hw = handProfile();
+  hw.conv = {{2, 64, 2, 2, 64, 3, 3, 1, 64, 60.0, 60.0, 60.0},
+             {2, 8, 8, 8, 8, 3, 3, 1, 4, 30.0, 30.0, 30.0}};
+  const OpModel model(hw, "uniform");
+  const trace::Trace grouped = conv2dTrace({2, 8, 1, 1}, {8, 2, 3, 3}, {2, 8, 1, 1}, 1, 4);
+  EXPECT_NEAR(model.estimate(grouped, grouped.nodes[2]).us, 30.0, 1e-9);
+  const trace::Trace depthwise = conv2dTrace({2, 16, 1, 1}, {16, 1, 3, 3}, {2, 16, 1, 1}, 1, 16);
+  EXPECT_NEAR(model.estimate(depthwise, depthwise.nodes[2]).us, 60.0, 1e-9);
+}
+
 // A channels-last input (or weight) reads the channels-last times of the
 // profile's points, the family saying so; a profile that measured none
 // reads the contiguous ones. The shape is the point's own (100 / 40 us
