@@ -36,7 +36,6 @@ size_t convClass(const ConvShape& s) {
   return s.window > 1 ? 1 : 0;
 }
 
-
 // Whether libtorch's CPU convolution runs the native path (slow_conv2d: one
 // GEMM of the weight by each sample's pixels) rather than oneDNN: for a
 // float32 1x1, stride-1, ungrouped convolution of fewer than 16 samples on
@@ -730,11 +729,12 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
     // On libtorch's native path a call costs at least its GEMMs (at the
     // profile's ratio): where no grid point is near, the rate of the
     // nearest ones reads far less for a large weight on a few pixels.
-    // Measured on two networks never tuned on (ResNeXt-50 32x4d and
-    // RegNetX-400MF at 32 x 32 inputs, 2026-12-07): their 1x1 forward
-    // calls went from 0.58 and 0.57 of their replayed times to 0.81 and
-    // 0.83, the backward from 0.54 and 0.78 to 0.89 and 1.25; models whose
-    // 1x1 layers the grid covers (MNASNet, U-Net, ResNet-18) moved 0-0.4%.
+    // On the two networks that showed it, recorded fresh (ResNeXt-50
+    // 32x4d and RegNetX-400MF at 32 x 32 inputs, 2026-12-07), their 1x1
+    // forward calls went from 0.58 and 0.57 of their replayed times to 0.81
+    // and 0.83, the backward from 0.54 and 0.78 to 0.89 and 1.25; models
+    // whose 1x1 layers the grid covers (MNASNet, U-Net, ResNet-18) moved
+    // 0-0.4%.
     if (set.per_sample_gemm[d] <= 0 || !native) return knn;
     const double gemm = set.per_sample_gemm[d] * perSampleGemmUs(c)[d];
     if (gemm > knn) by_gemm = true;

@@ -162,10 +162,10 @@ class OpModel {
   struct ConvRates;
   // The profile's conv with the fewest FLOPs (its times in each direction),
   // overall and in each class of kernel path (convClass: 1x1, other dense
-  // windows, depthwise, grouped): a conv with fewer FLOPs than its class's least costs
-  // at least as much, its fixed cost (oneDNN's primitive lookup and layout
-  // reorders, or the native path's per-sample loop), which a rate
-  // extrapolated to a few kFLOP leaves out. A dense 3x3 on an 8 x 8 map
+  // windows, depthwise, grouped): a conv with fewer FLOPs than its class's
+  // least costs at least as much, its fixed cost (oneDNN's primitive lookup
+  // and layout reorders, or the native path's per-sample loop), which a
+  // rate extrapolated to a few kFLOP leaves out. A dense 3x3 on an 8 x 8 map
   // costs oneDNN's 30-40 us where a 1x1 on a 1 x 1 map costs 7. The overall
   // least stands in for a class the profile has no point of.
   struct LeastConv {
