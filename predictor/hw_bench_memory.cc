@@ -819,15 +819,7 @@ void measureEmbedding(const ProfileOptions& o, HwProfile& hw) {
                      rows, false, int64_t{0}, false, c10::IValue(), int64_t{-1}};
             bwd.callBoxed(stack);
           };
-          // The backward of a large table is mostly its gradient's zero
-          // fill (25.6 MB for 100,000 x 64: 1.6-2.2 ms here), which varies
-          // with the heap and the memory system: two quick profiles an hour
-          // apart read these points up to 24% apart on five calls each, and
-          // dlrm's backward lookups between them 11.0 and 15.0 ms against
-          // 13.1-13.8 replayed. So a quick profile takes the full profile's
-          // samples for them too (at most 25 ms a point below a tenth of a
-          // second a call; three calls beyond, as before).
-          e.bwd_us = medianCallUs(backward, /*quick=*/false, kQuickLongCallUs, "aten::_embedding_bag_backward");
+          e.bwd_us = medianCallUs(backward, o.quick, kLongCallUs, "aten::_embedding_bag_backward");
           // In a training step the gradient, indices and sort buffers come
           // from DRAM; the hot loop keeps a gradient that fits the LLC there.
           // Beyond what the caches keep the hot loop is as cold, and each
