@@ -187,7 +187,7 @@ def _torchvision(name, image, **kwargs):
 
 # Public architectures with ops the hand-written zoo lacks (shifted windows, channel
 # shuffle, dense concatenation, stochastic depth, the fused attention path, grouped
-# convolutions of 4-16 channels a group).
+# convolutions of 4-32 channels a group).
 TORCHVISION = {"swin_t": (64, {}), "resnext50_32x4d": (32, {}), "regnet_x_400mf": (32, {}),
                "regnet_y_400mf": (32, {}), "convnext_tiny": (64, {}), "shufflenet_v2_x0_5": (64, {}),
                "densenet121": (32, {}), "efficientnet_b0": (64, {}), "mnasnet0_5": (64, {}),
