@@ -27,6 +27,12 @@ double smallPlanesEnd(const HwProfile::BatchNormPlanes& table) {
 // log(FLOPs per microsecond) of a measured GEMM / conv.
 double logRate(double flops, double us) { return std::log(flops / std::max(us, 1e-3)); }
 
+// An m x k by k x n GEMM's kernel time at the rate its nearest points read
+// (no dispatcher's call under it).
+double gemmKernelUs(const std::vector<KnnPoint<3>>& points, double m, double n, double k) {
+  return 2 * m * n * k / std::exp(knnValue(points, {lg(m), lg(n), lg(k)}));
+}
+
 // The kernel paths a CPU libtorch takes: 0 a 1x1 window (the native
 // per-sample GEMM at small batches on one thread), 1 another dense window,
 // 2 depthwise (one channel a group), 3 grouped with several channels a group
@@ -223,11 +229,10 @@ std::array<double, 3> OpModel::perSampleGemmUs(const ConvShape& s) const {
   const auto plain = gemm_.find("float32");
   if (plain == gemm_.end() || s.batch <= 0) return {};
   const auto nt = gemm_nt_.find("float32");
-  // A GEMM's kernel time, without a dispatcher's call (the native path
-  // calls BLAS itself); B transposed on those points where measured.
+  // Kernel times alone (the native path calls BLAS itself); B transposed on
+  // those points where measured.
   const auto us = [&](double m, double n, double k, bool b_transposed) {
-    const auto& points = b_transposed && nt != gemm_nt_.end() ? nt->second : plain->second;
-    return 2 * m * n * k / std::exp(knnValue(points, {lg(m), lg(n), lg(k)}));
+    return gemmKernelUs(b_transposed && nt != gemm_nt_.end() ? nt->second : plain->second, m, n, k);
   };
   const double pixels = s.m / s.batch, in = s.k, out = s.n;
   // Forward, per sample: weight [out, in] x input [in, pixels]. Input
@@ -665,7 +670,7 @@ double OpModel::gemmUs(double m, double n, double k, trace::DType dtype, std::st
   if (read_nt) *read_nt = nt;
   if (nt) points = nt_points;
   if (points == nullptr || flops <= 0) return hw_.dispatch_us;
-  return std::max(flops / std::exp(knnValue(*points, {lg(m), lg(n), lg(k)})), hw_.dispatch_us);
+  return std::max(gemmKernelUs(*points, m, n, k), hw_.dispatch_us);
 }
 
 double OpModel::bmmUs(const GemmDims& d, trace::DType dtype, std::string* typed) const {
@@ -707,6 +712,8 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
   // 150 from it.
   const LeastConv& own_least = set.class_least[convClass(c)];
   const LeastConv& least = own_least.flops > 0 ? own_least : set.least;
+  // The native path's GEMMs in each direction, looked up once for the call.
+  const std::array<double, 3> gemms = native ? perSampleGemmUs(c) : std::array<double, 3>{};
   const auto at = [&](size_t d) {
     double floor = 0;
     if (least.flops > 0 && c.flops() < least.flops) floor = least.point.*set.times[d];
@@ -736,7 +743,7 @@ double OpModel::convUs(const OpShapes& sh, bool backward, std::string* family) c
     // whose 1x1 layers the grid covers (MNASNet, U-Net, ResNet-18) moved
     // 0-0.4%.
     if (set.per_sample_gemm[d] <= 0 || !native) return knn;
-    const double gemm = set.per_sample_gemm[d] * perSampleGemmUs(c)[d];
+    const double gemm = set.per_sample_gemm[d] * gemms[d];
     if (gemm > knn) by_gemm = true;
     return std::max(knn, gemm);
   };
