@@ -361,12 +361,22 @@ double medianProbeUs(double seconds) {
 
 SpeedGuardStats speedGuardStats() { return speedGuard() ? speedGuard()->stats() : SpeedGuardStats{}; }
 
+namespace {
+int& unguardedDepth() {
+  static int depth = 0;
+  return depth;
+}
+}  // namespace
+
+UnguardedScope::UnguardedScope() { ++unguardedDepth(); }
+UnguardedScope::~UnguardedScope() { --unguardedDepth(); }
+
 std::vector<double> guardedSamples(const std::function<std::vector<double>()>& measure) {
-  return speedGuard() ? speedGuard()->run(measure) : measure();
+  return speedGuard() && unguardedDepth() == 0 ? speedGuard()->run(measure) : measure();
 }
 
 void speedGuardCheckpoint() {
-  if (speedGuard()) speedGuard()->checkpoint();
+  if (speedGuard() && unguardedDepth() == 0) speedGuard()->checkpoint();
 }
 
 double medianCallUs(const std::function<void()>& fn, bool quick, double long_call_us,

@@ -117,6 +117,41 @@ TEST(SpeedGuard, WithoutAScopeNothingIsProbedOrRetried) {
   EXPECT_EQ(speedGuardStats().measurements, 0);
 }
 
+// Inside an UnguardedScope, under a live guard, a measurement runs as the
+// machine runs: the same 1.5x slowdown as above stays in its median (a
+// guarded one is brought to 200 us), nothing is probed between its calls or
+// retried, and it does not count among the guard's measurements. Nested
+// scopes: the inner one's end leaves the outer in force.
+TEST(SpeedGuard, AnUnguardedMeasurementKeepsTheSlowdownAndIsNotRetried) {
+  bool slow = false;
+  int probes = 0;
+  const auto slowed = [&](double us) { spin(slow ? 1.5 * us : us); };
+  const SpeedGuardScope guard(1.0, [&] {
+    ++probes;
+    slowed(20);
+  });
+  slow = true;
+  double us = 0;
+  int runs = 0;
+  {
+    const UnguardedScope outer;
+    { const UnguardedScope inner; }
+    const int probes_before = probes;
+    us = medianCallUs([&] { slowed(2000); }, true);  // long calls: probed between them when guarded
+    guardedSamples([&] {
+      ++runs;
+      return std::vector<double>{1};
+    });
+    EXPECT_EQ(probes, probes_before) << "probed inside the scope";
+  }
+  EXPECT_NEAR(us, 3000, 300);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(speedGuardStats().measurements, 0);
+  // The scope gone, the guard is back: the same call is brought to 2000 us.
+  EXPECT_NEAR(medianCallUs([&] { slowed(2000); }, true), 2000, 250);
+  EXPECT_EQ(speedGuardStats().measurements, 1);
+}
+
 // The profile keeps the guard's figures and refuses a slowdown below 1.
 TEST(SpeedGuard, AProfileRoundTripsItsSpeedFacts) {
   HwProfile hw;
