@@ -127,8 +127,8 @@ double rotatingCallUs(const Kernel& k, const c10::OperatorHandle& op, const Memo
   if (copies < 2 || copies * k.bytes > mem.llc_bytes / 2) return -1;
   const std::vector<std::vector<c10::IValue>> sets = argumentSets(k, copies);
   std::vector<c10::IValue> kept(sets.size()), stack;
-  // Guarded like medianCallUs's loops (timing.h): taken again in a slow
-  // spell, and brought to the fastest probe's speed.
+  // Through guardedSamples like medianCallUs's loops: measureKernel runs it
+  // bare (UnguardedScope, timing.h), the LLC as other tenants share it.
   return medianOf(guardedSamples([&] {
     std::vector<double> samples, unfaulted;
     const double budget_us = quick ? 4e3 : 25e3, start = replay::nowUs();

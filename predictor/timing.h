@@ -80,10 +80,10 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
 // tenant slowed compute 1.5-1.9x for 0.1 s to seconds at a time, 30-40% of
 // the time on a busy morning (a 256x1024x1024 mm: 16.7 ms, 27-32 disturbed),
 // and a GEMM sweep measured through such spells predicted an MLP 65% slow.
-// While a SpeedGuardScope lives, every medianCallUs and coldCallUs
-// measurement is bracketed by a reference probe (`reference`, by default four
-// 64x64 mm's in L1, ~75 us, the faster of two rounds;
-// long ones are probed between their calls too); one whose probes ran over
+// While a SpeedGuardScope lives (and no UnguardedScope, below), every
+// medianCallUs and coldCallUs measurement is bracketed by a reference probe
+// (`reference`, by default four 64x64 mm's in L1, ~75 us, the faster of two
+// rounds; long ones are probed between their calls too); one whose probes ran over
 // kDisturbedRatio of the fastest probe seen is measured again after a pause
 // (kGuardPauseUs, doubling with each try; at most kGuardRetries times,
 // retries and pauses at most `retry_budget` of the first tries' time and
