@@ -838,17 +838,22 @@ double OpModel::l3ExtraUs(const std::string& cls, double bytes) const {
   return ratio * taper * curveUs(warm->second, bytes);
 }
 
-double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes) const {
-  const std::map<int, std::vector<SizePoint>>* by_group = nullptr;
-  if (const auto it = collectives_.find(type); it != collectives_.end()) by_group = &it->second;
-  if (!by_group) return -1;
+int OpModel::measuredGroupFor(const std::string& type, int group_size) const {
+  const auto it = collectives_.find(type);
+  if (it == collectives_.end()) return 0;
   int best = 0;
-  for (const auto& [size, curve] : *by_group) {
+  for (const auto& [size, curve] : it->second) {
     if (best == 0 || std::abs(size - group_size) < std::abs(best - group_size)) best = size;
   }
+  return best;
+}
+
+double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes) const {
+  const int best = measuredGroupFor(type, group_size);
+  if (best == 0) return -1;
   // Ring algorithms move (n-1)/n of the data per rank: rescale between sizes.
   const double scale = (group_size - 1.0) / group_size * best / (best - 1.0);
-  return curveUs(by_group->at(best), algo_bytes) * (best == group_size ? 1.0 : scale);
+  return curveUs(collectives_.at(type).at(best), algo_bytes) * (best == group_size ? 1.0 : scale);
 }
 
 void OpModel::buildCurves() {

@@ -80,6 +80,9 @@ class OpModel {
   // nearest measured group size scaled by the ring factor. -1 when the
   // profile has no curve for `type`.
   double collectiveUs(const std::string& type, int group_size, double algo_bytes) const;
+  // The measured group size collectiveUs reads for `type` at `group_size`
+  // (the nearest); 0 when the profile has no curve for `type`.
+  int measuredGroupFor(const std::string& type, int group_size) const;
   // True when the profile has curves of the backend this model reads.
   bool hasCollectives() const { return !collectives_.empty(); }
 

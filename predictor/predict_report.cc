@@ -50,6 +50,9 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
                      {"host_ms", r.host_us < 0 ? json(nullptr) : json(r.host_us / 1e3)}});
     if (r.device_us >= 0) ranks.back()["device_busy_ms"] = r.device_us / 1e3;
   }
+  // {"group": the trace's size, "from": the profile's} per scaled group size.
+  json scaled = json::array();
+  for (const auto& [group, measured] : p.comm_groups_scaled) scaled.push_back({{"group", group}, {"from", measured}});
   json ops = json::array();
   for (const OpPrediction& o : p.ranks.front().ops) {
     ops.push_back({{"node_id", o.node_id}, {"name", o.name}, {"model", o.family},
@@ -82,7 +85,7 @@ std::string predictionToJson(const Prediction& p, const ReportContext& ctx) {
       {"coverage",
        {{"operators", p.ops}, {"modelled", p.modelled}, {"fallback", p.fallback},
         {"skipped", p.skipped}, {"skipped_by_reason", p.skipped_by_reason}, {"comms", p.comms},
-        {"comms_unsized", p.comms_unsized}}},
+        {"comms_unsized", p.comms_unsized}, {"comm_groups_scaled", scaled}}},
       {"aten_calls_while_predicting", p.aten_calls},
       {"heap_start_bytes", p.heap_start_bytes},
       {"faults_from", p.faults_from},
@@ -122,6 +125,10 @@ void printPrediction(const Prediction& p, const ReportContext& ctx, std::ostream
   if (p.comms_unsized > 0) {
     out << "# " << p.comms_unsized << " collective(s) recorded without sizes, not replayed by "
         << "et_replay: predicted as 0 us\n";
+  }
+  for (const auto& [group, measured] : p.comm_groups_scaled) {
+    out << "# collectives of " << group << " ranks: the profile has none; read from its " << measured
+        << "-rank curves by the ring factor (measure with mpirun -np " << group << " et_profile_hw)\n";
   }
   if (p.speed_from != "profile") {
     std::snprintf(line, sizeof(line),

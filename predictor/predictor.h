@@ -93,6 +93,9 @@ struct Prediction {
   // Of the comms, those the trace counts but cannot size (no comm info:
   // torch 1.13's bare gloo:all_to_all); et_replay skips them, they take 0 here.
   uint64_t comms_unsized = 0;
+  // Collectives' group sizes the profile has no curves of: each read from
+  // the measured group size it maps to, scaled by the ring factor.
+  std::map<int, int> comm_groups_scaled;
   std::map<std::string, uint64_t> skipped_by_reason;
   uint64_t aten_calls = 0;  // ATen ops that ran while predicting (must be 0)
   double heap_start_bytes = 0;  // PredictOptions::heap_start_bytes, as used

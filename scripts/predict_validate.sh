@@ -8,8 +8,13 @@
 # et_replay (--threads 1, medians) and et_predict over N rounds and prints
 # the error of the median prediction against the median replay, and the
 # geometric mean of |error| (GMAE, as the published predictors report it).
-# Multi-rank samples (a folder with rank%d files) run under mpirun; the
-# 2-rank profile is only measured when one is listed. --hw reuses a
+# Multi-rank samples (a folder with rank%d files) run under mpirun, each
+# predicted with a profile measured under mpirun at its own number of ranks
+# (hw2.json, hw4.json: the collectives' curves are the world's, and how ranks
+# sharing cores exchange data depends on how many there are: with every rank
+# on one core a 1 KiB all_reduce took 8.8 ms among two busy-polling ranks and
+# 65 us among four, which Open MPI runs yielding); one is only measured when
+# a sample of that size is listed. --hw reuses a
 # single-rank profile measured earlier (et_profile_hw --threads 1).
 # --faults original replays with --heap match (the original's page faults per
 # step, from the sample's metrics sidecar) and predicts with --faults
@@ -69,17 +74,27 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # PREDICT_VALIDATE_OUT: where the profiles and reports go (default a new /tmp folder).
 OUT=${PREDICT_VALIDATE_OUT:-$(mktemp -d /tmp/predict_validate.XXXX)}
 mkdir -p "$OUT"
-HW1=$OUT/hw1.json; HW2=$OUT/hw2.json
+HW1=$OUT/hw1.json
 PIN=(); [ -n "${ETB_CORE:-}" ] && PIN=(taskset -c "$ETB_CORE")
-multi=0
-for entry in "${SAMPLES[@]}"; do s=${entry%%@*}; [ -f "fleet_samples/$s/${s##*/}.et.json.gz" ] || multi=1; done
+# The numbers of ranks of the multi-rank samples listed (each profiled once).
+worlds=()
+for entry in "${SAMPLES[@]}"; do
+  s=${entry%%@*}; dir=fleet_samples/$s
+  [ -f "$dir/${s##*/}.et.json.gz" ] && continue
+  n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
+  [[ " ${worlds[*]} " == *" $n "* ]] || worlds+=("$n")
+done
 t0=$(date +%s)
 if [ -n "$HW_GIVEN" ]; then HW1=$HW_GIVEN
 else "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW1" --threads "$THREADS" --device "$DEVICE" $QUICK; fi
-# The 2-rank profile runs where the replays will (same pinning): its
+# Each multi-rank profile runs where the replays will (same pinning): its
 # collective curves then include how the ranks share the cores.
-((multi)) && mpirun -np 2 "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$HW2" --threads 1 $QUICK
-echo "# profiles took $(( $(date +%s) - t0 )) s ($HW1$( ((multi)) && echo ", $HW2"))"
+profiled=$HW1
+for n in "${worlds[@]}"; do
+  mpirun -np "$n" "${PIN[@]}" "$BUILD/predictor/et_profile_hw" -o "$OUT/hw$n.json" --threads 1 $QUICK
+  profiled+=", $OUT/hw$n.json"
+done
+echo "# profiles took $(( $(date +%s) - t0 )) s ($profiled)"
 # The machine's state while profiling (stalls beyond the median calls go
 # into every prediction) and now: a replay slowed by other jobs is not.
 python3 -c "
@@ -105,7 +120,7 @@ for entry in "${SAMPLES[@]}"; do
     trace=$dir/$name.et.json.gz; launch=(); hw=$HW1
   else
     trace="$dir/$name.rank%d.et.json.gz"; n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
-    launch=(mpirun -np "$n"); hw=$HW2
+    launch=(mpirun -np "$n"); hw=$OUT/hw$n.json
   fi
   # --faults original: the original's faults per step, measured now (the committed sidecars
   # predate the count): one plain run of the model (fleet_samples/record.py --metrics-only).

@@ -645,6 +645,34 @@ TEST(Predictor, AnUnsizedCollectiveIsCountedAndTakesNoTime) {
   EXPECT_NEAR(p.iter_ms, (4.0 + 900.0) / 1e3, 1e-9);
 }
 
+// A collective of a group size the profile has no curve of reads the
+// nearest measured size's curve by the ring factor, (n-1)/n over the
+// measured (m-1)/m: 900 us x (3/4) / (1/2) for four ranks from two, and says
+// so (Prediction::comm_groups_scaled, the report's coverage). A profile
+// measured at four ranks is read as it is, and nothing is said.
+TEST(Predictor, ACollectiveOfAGroupSizeTheProfileLacksIsScaledAndSaidToBe) {
+  if (!replay::commBackendBuilt("gloo")) GTEST_SKIP() << "built without gloo: et_replay uses MPI";
+  trace::Trace t = glooAllReduce();
+  t.process_groups.front().ranks = {0, 1, 2, 3};
+  t.process_groups.front().size = 4;
+  PredictOptions o;
+  o.world_size = 4;
+  const Prediction scaled = predictIteration({&t}, twoBackends(true), o);
+  EXPECT_NEAR(scaled.iter_ms, (4.0 + 900.0 * 1.5) / 1e3, 1e-9);
+  EXPECT_EQ(scaled.comm_groups_scaled, (std::map<int, int>{{4, 2}}));
+  HwProfile four = twoBackends(true);
+  four.collectives.push_back({"all_reduce", 4, 1e6, 2000, "gloo"});
+  four.collectives.push_back({"all_reduce", 4, 4e6, 7000, "gloo"});
+  const Prediction measured = predictIteration({&t}, four, o);
+  EXPECT_NEAR(measured.iter_ms, (4.0 + 2000.0) / 1e3, 1e-9);
+  EXPECT_TRUE(measured.comm_groups_scaled.empty());
+  // Two ranks on the four-rank profile: the two-rank curve is there.
+  t.process_groups.front().ranks = {0, 1};
+  t.process_groups.front().size = 2;
+  o.world_size = 2;
+  EXPECT_TRUE(predictIteration({&t}, four, o).comm_groups_scaled.empty());
+}
+
 // A profile without the backend's curves is refused by name, not read as
 // free communication or as another backend's.
 TEST(Predictor, AProfileWithoutTheBackendsCurvesIsRefused) {
