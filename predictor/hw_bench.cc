@@ -632,6 +632,7 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
     hw.stall_share = 0;  // device time: the host's preemptions are not in it
     return;
   }
+  run("memory_bound", detail::measureMemoryColdAgain);
   run("first_touch", detail::measureFirstTouchAgain);
   hw.call_cold_us = callColdUs();
   hw.stall_share = std::min(stallShare(), 0.9);

@@ -441,12 +441,64 @@ void measureBatchNormPlanes(const ProfileOptions& o, HwProfile& hw) {
   if (o.progress) o.progress("batch norm backward: " + std::to_string(sizes.size()) + " plane sizes");
 }
 
-void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
-  CacheFlusher flush(hw.memory);
+namespace {
+// The tensors of the memory-bound classes' kernels at one size (n floats).
+struct ClassTensors {
+  at::Tensor a, b, acc, rows, t;
+  int64_t side = 0;
+  double f = 0;  // bytes of one n-float tensor
+};
+
+ClassTensors classTensors(int64_t n, const ProfileOptions& o) {
+  ClassTensors c;
+  c.a = at::randn({n}, tensorsOn(o));
+  c.b = at::randn({n}, tensorsOn(o));
+  c.f = 4.0 * static_cast<double>(n);
+  // In place: no output to allocate (large outputs cost page faults).
+  c.acc = c.a.clone();
+  c.rows = c.a.view({n / 256, 256});
+  // A transposed (strided) 2-D copy: the layout changes of contiguous().
+  c.side = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
+  c.t = at::randn({c.side, c.side}, tensorsOn(o)).t();
+  return c;
+}
+
+// The classes' own kernels (one curve each, warm, cold and rotated).
+std::vector<Kernel> classKernels(const ClassTensors& c) {
+  const double f = c.f;
+  return {
+      {"elementwise", "aten::add", "Tensor", 3 * f, {c.a, c.b, c10::Scalar(1)}},
+      {"unary", "aten::relu", "", 2 * f, {c.a}},
+      {"inplace", "aten::add_", "Tensor", 3 * f, {c.acc, c.b, c10::Scalar(1)}},
+      // Zero-filling in place: a write pass with nothing allocated (the
+      // embedding backward's gradient table, zero_grad). Cold too: a
+      // gradient is zeroed a whole iteration after it was last written,
+      // and past the caches a write pass runs at a third of its hot rate
+      // (8 GB/s against 26 on a 2-vCPU VM), which "unary" over twice the
+      // bytes does not show.
+      {"fill", "aten::zero_", "", f, {c.acc}},
+      {"norm", "aten::native_layer_norm", "", 2 * f,
+       {c.rows, std::vector<int64_t>{256}, c10::IValue(), c10::IValue(), 1e-5}},
+      {"reduction", "aten::sum", "", f, {c.a, c10::IValue()}},
+      {"copy", "aten::clone", "", 2 * 4.0 * c.side * c.side, {c.t, c10::IValue()}},
+  };
+}
+
+// The class sizes: 256 floats up, by `step`, to the largest.
+std::vector<int64_t> classSizes(const ProfileOptions& o) {
   const int64_t step = o.quick ? 4 : 2;
   // A GPU's activations run to hundreds of MB (a 64 x 128 x 4096 float one
   // is 128 MiB) and its L2 holds tens of MB: larger sizes there.
   const int64_t largest = int64_t{1} << (onGpu(o) ? 26 : 24);
+  std::vector<int64_t> sizes;
+  for (int64_t n = 256; n <= largest; n *= step) sizes.push_back(n);
+  return sizes;
+}
+}  // namespace
+
+void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
+  CacheFlusher flush(hw.memory);
+  const std::vector<int64_t> sizes = classSizes(o);
   // A quick CPU profile stops the curves of particular kernels (batch norm,
   // reductions by shape, element classes, special functions, dropout) at
   // 16 MiB, past what the caches keep, and the classes' own curves go on to
@@ -454,33 +506,13 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
   // (curveUs). On a VM with 11 us page faults the 64 MiB size took 82 s of
   // a 247 s quick profile, 58 of them these kernels' (each call maps its
   // output afresh).
-  const int64_t derived_largest = o.quick && !onGpu(o) ? largest / 4 : largest;
-  for (int64_t n = 256; n <= largest; n *= step) {
-    const at::Tensor a = at::randn({n}, tensorsOn(o)), b = at::randn({n}, tensorsOn(o));
-    const double f = 4.0 * static_cast<double>(n);
-    // In place: no output to allocate (large outputs cost page faults).
-    at::Tensor acc = a.clone();
-    const at::Tensor rows = a.view({n / 256, 256});
-    // A transposed (strided) 2-D copy: the layout changes of contiguous().
-    const int64_t side = static_cast<int64_t>(std::sqrt(static_cast<double>(n)));
-    const at::Tensor t = at::randn({side, side}, tensorsOn(o)).t();
-    const std::vector<Kernel> kernels = {
-        {"elementwise", "aten::add", "Tensor", 3 * f, {a, b, c10::Scalar(1)}},
-        {"unary", "aten::relu", "", 2 * f, {a}},
-        {"inplace", "aten::add_", "Tensor", 3 * f, {acc, b, c10::Scalar(1)}},
-        // Zero-filling in place: a write pass with nothing allocated (the
-        // embedding backward's gradient table, zero_grad). Cold too: a
-        // gradient is zeroed a whole iteration after it was last written,
-        // and past the caches a write pass runs at a third of its hot rate
-        // (8 GB/s against 26 on a 2-vCPU VM), which "unary" over twice the
-        // bytes does not show.
-        {"fill", "aten::zero_", "", f, {acc}},
-        {"norm", "aten::native_layer_norm", "", 2 * f,
-         {rows, std::vector<int64_t>{256}, c10::IValue(), c10::IValue(), 1e-5}},
-        {"reduction", "aten::sum", "", f, {a, c10::IValue()}},
-        {"copy", "aten::clone", "", 2 * 4.0 * side * side, {t, c10::IValue()}},
-    };
-    for (const Kernel& k : kernels) measureKernel(k, flush, o, hw);
+  const int64_t derived_largest = o.quick && !onGpu(o) ? sizes.back() / 4 : sizes.back();
+  for (const int64_t n : sizes) {
+    const ClassTensors c = classTensors(n, o);
+    const at::Tensor &a = c.a, &b = c.b, &rows = c.rows;
+    at::Tensor acc = c.acc;
+    const double f = c.f;
+    for (const Kernel& k : classKernels(c)) measureKernel(k, flush, o, hw);
     if (n > derived_largest) continue;
     measureBatchNorm(a, f, flush, o, hw);
     measureReductions(a, f, flush, o, hw);
@@ -497,6 +529,29 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     }
   }
   if (o.progress) o.progress("memory-bound curves: " + std::to_string(hw.bandwidth["unary"].size()) + " sizes");
+}
+
+void measureMemoryColdAgain(const ProfileOptions& o, HwProfile& hw) {
+  if (onGpu(o)) return;
+  CacheFlusher flush(hw.memory);
+  int points = 0;
+  for (const int64_t n : classSizes(o)) {
+    const ClassTensors c = classTensors(n, o);
+    for (const Kernel& k : classKernels(c)) {
+      const auto curve = hw.bandwidth.find(std::string(k.cls) + "@cold");
+      if (curve == hw.bandwidth.end()) continue;
+      const auto at = std::find_if(curve->second.begin(), curve->second.end(),
+                                   [&](const SizePoint& p) { return p.bytes == k.bytes; });
+      if (at == curve->second.end() || at->us <= 0) continue;
+      const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(k.name, k.overload);
+      const UnguardedScope bare;
+      const double again = coldRotatingCallUs(k, op, flush, o.quick);
+      if (again <= 0) continue;
+      at->us = std::sqrt(at->us * again);
+      ++points;
+    }
+  }
+  if (o.progress) o.progress("memory-bound cold curves: " + std::to_string(points) + " points measured again");
 }
 
 // CPU 0's data or unified cache of `level` from sysfs (0: the highest
