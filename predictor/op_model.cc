@@ -838,22 +838,18 @@ double OpModel::l3ExtraUs(const std::string& cls, double bytes) const {
   return ratio * taper * curveUs(warm->second, bytes);
 }
 
-int OpModel::measuredGroupFor(const std::string& type, int group_size) const {
+double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes,
+                             int* read_group) const {
   const auto it = collectives_.find(type);
-  if (it == collectives_.end()) return 0;
+  if (it == collectives_.end()) return -1;
   int best = 0;
   for (const auto& [size, curve] : it->second) {
     if (best == 0 || std::abs(size - group_size) < std::abs(best - group_size)) best = size;
   }
-  return best;
-}
-
-double OpModel::collectiveUs(const std::string& type, int group_size, double algo_bytes) const {
-  const int best = measuredGroupFor(type, group_size);
-  if (best == 0) return -1;
+  if (read_group) *read_group = best;
   // Ring algorithms move (n-1)/n of the data per rank: rescale between sizes.
   const double scale = (group_size - 1.0) / group_size * best / (best - 1.0);
-  return curveUs(collectives_.at(type).at(best), algo_bytes) * (best == group_size ? 1.0 : scale);
+  return curveUs(it->second.at(best), algo_bytes) * (best == group_size ? 1.0 : scale);
 }
 
 void OpModel::buildCurves() {

@@ -77,12 +77,10 @@ class OpModel {
 
   // Time of one collective moving `algo_bytes` (nccl-tests size) on a group
   // of `group_size` ranks: the measured curve of that type, from the
-  // nearest measured group size scaled by the ring factor. -1 when the
-  // profile has no curve for `type`.
-  double collectiveUs(const std::string& type, int group_size, double algo_bytes) const;
-  // The measured group size collectiveUs reads for `type` at `group_size`
-  // (the nearest); 0 when the profile has no curve for `type`.
-  int measuredGroupFor(const std::string& type, int group_size) const;
+  // nearest measured group size scaled by the ring factor (that size in
+  // `read_group` when given). -1 when the profile has no curve for `type`.
+  double collectiveUs(const std::string& type, int group_size, double algo_bytes,
+                      int* read_group = nullptr) const;
   // True when the profile has curves of the backend this model reads.
   bool hasCollectives() const { return !collectives_.empty(); }
 

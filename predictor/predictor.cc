@@ -450,16 +450,13 @@ class StepBuilder {
                                   : g.name + ":" + std::to_string(std::min(rank_, static_cast<int>(m.peer))) +
                                         "-" + std::to_string(std::max(rank_, static_cast<int>(m.peer)));
     step.key = group + "#" + std::to_string(ordinal_[group]++);
-    std::string type(trace::commTypeName(m.type));
-    double us = model_.collectiveUs(type, m.group_size, static_cast<double>(m.algo_bytes));
-    if (us < 0) {
-      type = "all_reduce";
-      us = model_.collectiveUs(type, m.group_size, static_cast<double>(m.algo_bytes));
-    }
+    int measured = 0;
+    const double bytes = static_cast<double>(m.algo_bytes);
+    double us = model_.collectiveUs(std::string(trace::commTypeName(m.type)), m.group_size, bytes, &measured);
+    if (us < 0) us = model_.collectiveUs("all_reduce", m.group_size, bytes, &measured);
     // Read from another group size's curve: said, as the report's
     // comm_groups_scaled (how ranks sharing cores exchange data changes
     // with their number, which the ring factor does not know).
-    const int measured = model_.measuredGroupFor(type, m.group_size);
     if (measured > 0 && measured != m.group_size) p_.comm_groups_scaled[m.group_size] = measured;
     out.us = step.us = std::max(us, 0.0);
     rp_.comm_us += step.us;

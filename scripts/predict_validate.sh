@@ -76,12 +76,14 @@ OUT=${PREDICT_VALIDATE_OUT:-$(mktemp -d /tmp/predict_validate.XXXX)}
 mkdir -p "$OUT"
 HW1=$OUT/hw1.json
 PIN=(); [ -n "${ETB_CORE:-}" ] && PIN=(taskset -c "$ETB_CORE")
+# A multi-rank sample's number of ranks (its rank%d files).
+ranksOf() { ls "$1"/*.rank*.et.json.gz | wc -l; }
 # The numbers of ranks of the multi-rank samples listed (each profiled once).
 worlds=()
 for entry in "${SAMPLES[@]}"; do
   s=${entry%%@*}; dir=fleet_samples/$s
   [ -f "$dir/${s##*/}.et.json.gz" ] && continue
-  n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
+  n=$(ranksOf "$dir")
   [[ " ${worlds[*]} " == *" $n "* ]] || worlds+=("$n")
 done
 t0=$(date +%s)
@@ -119,7 +121,7 @@ for entry in "${SAMPLES[@]}"; do
   if [ -f "$dir/$name.et.json.gz" ]; then
     trace=$dir/$name.et.json.gz; launch=(); hw=$HW1
   else
-    trace="$dir/$name.rank%d.et.json.gz"; n=$(ls "$dir"/*.rank*.et.json.gz | wc -l)
+    trace="$dir/$name.rank%d.et.json.gz"; n=$(ranksOf "$dir")
     launch=(mpirun -np "$n"); hw=$OUT/hw$n.json
   fi
   # --faults original: the original's faults per step, measured now (the committed sidecars
