@@ -67,16 +67,55 @@ std::pair<double, double> fitLookupsAndRows(const std::vector<Residual>& pts) {
   return {a, b};
 }
 
-// log(measured / mechanism) of one table at `lookups`: linear in log
-// lookups between its measured counts, the nearest one's beyond them.
-double ratioAt(const std::vector<std::pair<double, double>>& pts, double log_n) {
-  if (log_n <= pts.front().first) return pts.front().second;
-  if (log_n >= pts.back().first) return pts.back().second;
+// The value at `at` of points sorted by their first: linear between the
+// two around it, the nearest one's beyond them (a table's log(measured /
+// mechanism) in log lookups; a table value in lg rows, then lg width).
+double linearAt(const std::vector<std::pair<double, double>>& pts, double at) {
+  if (at <= pts.front().first) return pts.front().second;
+  if (at >= pts.back().first) return pts.back().second;
   size_t hi = 1;
-  while (pts[hi].first < log_n) ++hi;
+  while (pts[hi].first < at) ++hi;
   const auto& [x0, y0] = pts[hi - 1];
   const auto& [x1, y1] = pts[hi];
-  return y0 + (y1 - y0) * (log_n - x0) / (x1 - x0);
+  return y0 + (y1 - y0) * (at - x0) / (x1 - x0);
+}
+
+// A table's value at (lg rows, lg dim) from the measured tables, read as
+// the grid they are: along the rows of each measured width (linear in lg
+// rows between the two nearest, the nearest beyond them), then across the
+// widths (linear in lg width between two; beyond them the nearest two
+// widths' power of the width carried on, held between 0 and 1: a cost at
+// most in proportion to the row's bytes). Inverse-distance neighbours in
+// both at once read a 128-wide table as the widest measured (dlrm at dim
+// 128 replayed its lookups at 2.2-2.8x the 64-wide prediction), and mixed
+// the widths: a 5,000-row table's warm lookup at dim 64 read 1.3 ns, under
+// both measured 64-wide tables beside it (2.8 and 9.2), from a 16-wide
+// point of 0.1. `as`: the values are natural logs of costs, or costs
+// (where one not above zero is not carried beyond the widths), or ratios
+// (the nearest width's beyond them).
+enum class TableValues { kLogCost, kCost, kRatio };
+double tableValue(const std::vector<KnnPoint<2>>& pts, const std::array<double, 2>& x, TableValues as) {
+  std::map<double, std::vector<std::pair<double, double>>> by_width;  // lg dim -> (lg rows, value)
+  for (const KnnPoint<2>& p : pts) by_width[p.x[1]].push_back({p.x[0], p.value});
+  if (by_width.empty()) return 0;
+  std::vector<std::pair<double, double>> across;  // (lg dim, value at x[0])
+  for (auto& [width, along] : by_width) {
+    std::sort(along.begin(), along.end());
+    across.push_back({width, linearAt(along, x[0])});
+  }
+  if (as == TableValues::kRatio || across.size() == 1 ||
+      (x[1] >= across.front().first && x[1] <= across.back().first)) {
+    return linearAt(across, x[1]);
+  }
+  const bool logged = as == TableValues::kLogCost;
+  const bool wider = x[1] > across.back().first;
+  const auto& [edge, at_edge] = wider ? across.back() : across.front();
+  const auto& [next, at_next] = wider ? across[across.size() - 2] : across[1];
+  if (!logged && (at_edge <= 0 || at_next <= 0)) return at_edge;
+  const double le = logged ? at_edge : std::log(at_edge), ln = logged ? at_next : std::log(at_next);
+  const double power = std::clamp((le - ln) / ((edge - next) * M_LN2), 0.0, 1.0);
+  const double v = le + power * (x[1] - edge) * M_LN2;
+  return logged ? v : std::exp(v);
 }
 
 // -expm1(n * log1p(-p)): the chance that n draws of probability p hit a row.
@@ -260,14 +299,15 @@ double OpModel::zeroFillUs(double bytes) const {
 
 double OpModel::embeddingBackwardUs(double rows, double dim, double lookups, double cold) const {
   const std::array<double, 2> x{lg(rows), lg(dim)};
+  const auto cost = [&](const std::vector<KnnPoint<2>>& pts) { return tableValue(pts, x, TableValues::kCost); };
   const double mech = zeroFillUs(rows * dim * 4) + curveUs(warm_.at("op:sort_int64"), 8 * lookups) +
-                      knnValue(emb_bwd_lookup_, x) * lookups +
-                      knnValue(emb_bwd_unique_, x) * expectedUniqueRows(rows, lookups, dist_);
+                      cost(emb_bwd_lookup_) * lookups +
+                      cost(emb_bwd_unique_) * expectedUniqueRows(rows, lookups, dist_);
   std::vector<KnnPoint<2>> ratios;
-  for (const TableRatio& t : emb_bwd_ratio_) ratios.push_back({t.x, ratioAt(t.log_ratio, std::log(lookups))});
-  const double warm = ratios.empty() ? mech : mech * std::exp(knnValue(ratios, x));
+  for (const TableRatio& t : emb_bwd_ratio_) ratios.push_back({t.x, linearAt(t.log_ratio, std::log(lookups))});
+  const double warm = ratios.empty() ? mech : mech * std::exp(tableValue(ratios, x, TableValues::kRatio));
   if (cold <= 0 || emb_bwd_cold_row_.empty()) return warm;
-  const double extra = knnValue(emb_bwd_cold_fixed_, x) + knnValue(emb_bwd_cold_row_, x) * lookups;
+  const double extra = cost(emb_bwd_cold_fixed_) + cost(emb_bwd_cold_row_) * lookups;
   return warm + cold * std::max(extra, 0.0);
 }
 
@@ -289,23 +329,24 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) cons
   }
   if (emb_fwd_row_.empty()) return memoryUs("copy", lookups * dim * 4 * 2);
   const std::array<double, 2> x{lg(rows), lg(dim)};
+  const auto cost = [&](const std::vector<KnnPoint<2>>& logs) {
+    return std::exp(tableValue(logs, x, TableValues::kLogCost));
+  };
   if (backward) {
     if (!emb_bwd_log_at1_.empty()) {
-      return std::exp(knnValue(emb_bwd_log_at1_, x) + knnValue(emb_bwd_log_slope_, x) * std::log(lookups));
+      return cost(emb_bwd_log_at1_) *
+             std::exp(tableValue(emb_bwd_log_slope_, x, TableValues::kRatio) * std::log(lookups));
     }
     if (!emb_bwd_lookup_.empty()) return embeddingBackwardUs(rows, dim, lookups, cold);
-    return curveUs(emb_bwd_fill_, rows * dim * 4) + std::exp(knnValue(emb_bwd_row_, x)) * lookups;
+    return curveUs(emb_bwd_fill_, rows * dim * 4) + cost(emb_bwd_row_) * lookups;
   }
-  const double warm = std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_fwd_row_, x)) * lookups;
+  const double warm = cost(emb_fwd_fixed_) + cost(emb_fwd_row_) * lookups;
   if (cold <= 0) return warm;
-  if (!emb_row_miss_.empty()) {
-    return warm + cold * std::exp(knnValue(emb_row_miss_, x)) * expectedUniqueRows(rows, lookups, dist_);
-  }
+  if (!emb_row_miss_.empty()) return warm + cold * cost(emb_row_miss_) * expectedUniqueRows(rows, lookups, dist_);
   if (emb_cold_row_.empty()) return warm;
   // The fixed part stays warm: a flush also evicts the code and the
   // dispatcher's tables, which a replay calling ops back to back keeps hot.
-  const double flushed =
-      std::exp(knnValue(emb_fwd_fixed_, x)) + std::exp(knnValue(emb_cold_row_, x)) * lookups;
+  const double flushed = cost(emb_fwd_fixed_) + cost(emb_cold_row_) * lookups;
   return warm + cold * std::max(0.0, flushed - warm);
 }
 

@@ -533,6 +533,50 @@ TEST(EmbeddingModel, AColdLookupPaysPerDistinctRowItTouches) {
   }
 }
 
+// Warm lookups measured on a grid of tables (1,000 and 100,000 rows, 16
+// and 64 wide) costing 5 us + c(rows) (dim / 64)^0.8 per lookup, c = 2 ns
+// and 8 ns. A 10,000 x 128 table lies between the rows (halfway in log
+// rows: c = 4 ns) and beyond the widths: its lookups cost the widths'
+// power carried on, 4 ns 2^0.8; an 8-wide table 4 ns (1/8)^0.8. A power
+// of 1.5 measured is held at 1 (a cost at most in proportion to the
+// row's bytes). Catches the widest measured width's cost taken (1.74x
+// under), the widths mixed by distance (a 16-wide table's cost in the
+// 64-wide one's), the rows read by nearest point (8 ns or 2), the
+// power left unclamped.
+TEST(EmbeddingModel, ATableBeyondTheMeasuredWidthsCarriesTheirPowerOfTheWidth) {
+  const auto profile = [](double power) {
+    HwProfile hw = reductionProfile();
+    for (const int64_t rows : {1000, 100000}) {
+      for (const int64_t dim : {16, 64}) {
+        for (const int64_t pooling : {1, 20}) {
+          const double per = (rows == 1000 ? 2e-3 : 8e-3) * std::pow(dim / 64.0, power);
+          hw.embedding.push_back({rows, dim, 256, pooling, "uniform", 5 + per * 256.0 * pooling, 50, 0});
+        }
+      }
+    }
+    return hw;
+  };
+  const auto lookup = [](int64_t dim) {
+    TraceBuilder b;
+    const auto w = b.tensor({10000, dim}), idx = b.tensor({10240}, DType::kInt64);
+    const auto off = b.tensor({512}, DType::kInt64), out = b.tensor({512, dim});
+    b.op("aten::embedding_bag(Tensor weight, Tensor indices, Tensor offsets, ...) -> (Tensor, Tensor, Tensor, Tensor)",
+         {w, idx, off}, {out});
+    return b.finish();
+  };
+  const double c = 4e-3;  // sqrt(2 x 8 ns): 10,000 rows lie halfway between in log rows
+  const OpModel model(profile(0.8), "uniform");
+  for (const auto& [dim, want] : {std::pair<int64_t, double>{128, 5 + c * std::pow(2.0, 0.8) * 10240},
+                                  {8, 5 + c * std::pow(0.125, 0.8) * 10240},
+                                  {32, 5 + c * std::pow(0.5, 0.8) * 10240}}) {
+    const trace::Trace t = lookup(dim);
+    EXPECT_NEAR(model.estimate(t, t.nodes[2], 0).us, want, 1e-6 * want) << dim;
+  }
+  const trace::Trace wide = lookup(128);
+  const double held = 5 + 4e-3 * 2 * 10240;
+  EXPECT_NEAR(OpModel(profile(1.5), "uniform").estimate(wide, wide.nodes[2], 0).us, held, 1e-6 * held);
+}
+
 }  // namespace
 // A GPU profile (one with launch times) gives the dense backward a power law
 // in the lookups through each table's measured calls, not the CPU mechanism:
