@@ -315,11 +315,15 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) cons
   // forward: (weight[rows, dim], indices, offsets, ...); backward: (grad[bags,
   // dim], indices, ..., num_weights): the table's rows are then the largest
   // Int argument (num_weights; the others are flags, mode and padding_idx).
+  // nn.Embedding's backward takes the gradient shaped as the lookups were
+  // ([batch, seq, dim] in a language model): the width is its last size.
   const TensorFacts* first = sh.inputArg(0);
   const TensorFacts* idx = sh.inputArg(1);
-  if (!first || !idx || first->shape.size() != 2) return memoryUs("copy", sh.bytes());
+  if (!first || !idx || first->shape.empty() || (!backward && first->shape.size() != 2)) {
+    return memoryUs("copy", sh.bytes());
+  }
   double rows = static_cast<double>(first->shape[0]);
-  const double dim = static_cast<double>(first->shape[1]);
+  const double dim = static_cast<double>(first->shape.back());
   const double lookups = std::max(1.0, idx->numel);
   if (backward) {
     rows = 0;

@@ -422,6 +422,33 @@ TEST(EmbeddingModel, TheDenseBackwardIsFillSortLookupsAndDistinctRows) {
   }
 }
 
+// nn.Embedding's backward (embedding_dense_backward) in a language model
+// takes the gradient as the lookups were shaped, [batch, seq, dim]: priced
+// as the table's backward over batch x seq lookups, the same as with the
+// gradient flattened to [lookups, dim], and well over a copy of its
+// arguments (what a 3-D gradient fell back to: 15 us for gpt's 1,024-row
+// table, replayed at 48). Catches the width read from the second size
+// (seq), the rows from the first (batch), or the fallback.
+TEST(EmbeddingModel, ALanguageModelsEmbeddingBackwardIsTheTablesBackward) {
+  const DenseBackward b;
+  const auto backward = [](std::vector<int64_t> grad_shape, std::vector<int64_t> idx_shape) {
+    TraceBuilder tb;
+    const auto grad = tb.tensor(grad_shape), idx = tb.tensor(idx_shape, DType::kInt64);
+    const auto wgrad = tb.tensor({100000, 64});
+    tb.op("aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+          "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
+          {grad, idx, trace::makeInt(tb.trace(), 100000), trace::makeInt(tb.trace(), -1),
+           trace::makeBool(tb.trace(), false)},
+          {wgrad});
+    return tb.finish();
+  };
+  const trace::Trace seq = backward({20, 512, 64}, {20, 512}), flat = backward({10240, 64}, {10240});
+  const OpModel model(b.hw, "uniform");
+  const double us = model.estimate(seq, seq.nodes[2]).us;
+  EXPECT_NEAR(us, model.estimate(flat, flat.nodes[2]).us, 1e-9 * us);
+  EXPECT_NEAR(us, b.mechanism(10240, "uniform"), 1e-3 * us);
+}
+
 // Measured calls 1.2x the mechanism at pooling 8 and 1.6x at 32 (what real
 // calls show: a fixed part per call, a sort faster on Zipf values). A
 // trace's call at a measured lookup count takes the measured time, also
