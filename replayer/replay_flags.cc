@@ -162,6 +162,13 @@ std::vector<FlagSpec> runTableStart() {
                    [](RunFlags& f, const std::string&) { f.options.speed_probe = true; }));
   t.push_back(flag("--iters", "INT", "measured iterations",
                    intOption("--iters", &ReplayOptions::iters), intShown(&ReplayOptions::iters)));
+  t.push_back(withRange(
+      flag("--min-iters-s", "FLOAT",
+           "seconds: more measured iterations than --iters until they last about this long "
+           "(counted from the warm-up's time per iteration; at most 10,000 more; 0 = --iters only)",
+           doubleOption("--min-iters-s", &ReplayOptions::min_iters_s),
+           doubleShown(&ReplayOptions::min_iters_s)),
+      0, 3600));
   t.push_back(onlyEtReplay(flag("--iteration", "INT", "recorded iteration (ProfilerStep) to replay",
                                 intOption("--iteration", &ReplayOptions::iteration),
                                 intShown(&ReplayOptions::iteration))));

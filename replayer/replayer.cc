@@ -187,6 +187,21 @@ int warmUpFor(detail::Executor& exec, Communicator& comm, double start_us, doubl
   }
 }
 
+// The measured iterations --min-iters-s asks for, --iters' having taken
+// `per_iter_us` each (a host-time replay's pair included): as many as fill
+// it, at most 10,000 more and 2 million op records in all (five doubles
+// each), the most any rank asks for.
+int measuredIterations(const ReplayOptions& o, Communicator& comm, double per_iter_us, size_t steps) {
+  const double most = std::min(1e4, 2e6 / static_cast<double>(std::max<size_t>(steps, 1)));
+  const double want = std::min(std::ceil(o.min_iters_s * 1e6 / std::max(per_iter_us, 1.0)), o.iters + most);
+  const int n = std::max(o.iters, static_cast<int>(comm.maxOverRanks(want)));
+  if (n > o.iters) {
+    ETB_LOG(kInfo) << "measured: " << n << " iterations (" << n - o.iters
+                   << " added so that they last --min-iters-s " << o.min_iters_s << ")";
+  }
+  return n;
+}
+
 void gatherRanks(Communicator& comm, ReplayResult& r, const RankResult& mine) {
   const std::vector<std::string> all = comm.gatherToRoot(rankResultToJson(mine));
   for (const std::string& text : all) r.ranks.push_back(rankResultFromJson(text));
@@ -212,6 +227,9 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   }
   if (!(options.min_warmup_s >= 0)) {
     ETB_INPUT_ERROR(SourceLoc{"--min-warmup-s"}, "need >= 0, got ", options.min_warmup_s);
+  }
+  if (!(options.min_iters_s >= 0)) {
+    ETB_INPUT_ERROR(SourceLoc{"--min-iters-s"}, "need >= 0, got ", options.min_iters_s);
   }
   if (options.threads > 0) setIntraOpThreads(options.threads);
   setFlushDenormal(!options.keep_denormals);
@@ -327,7 +345,19 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
     probes.push_back(comm.maxOverRanks(us));
   };
   if (options.speed_probe) probe();
-  for (int i = 0; i < options.iters; ++i) {
+  // --iters iterations, then (--min-iters-s) as many more as their time
+  // per iteration says fill it, the records for those sized in between.
+  int iters = options.iters;
+  const double measure_start = nowUs();
+  for (int i = 0;; ++i) {
+    if (i == iters) {
+      if (i != options.iters || !(options.min_iters_s > 0)) break;
+      iters = measuredIterations(options, comm, (nowUs() - measure_start) / options.iters, plan.steps.size());
+      if (iters == i) break;
+      exec.reserveRecords(static_cast<size_t>(iters - options.iters) * (host ? 2 : 1));
+      records.reserve(static_cast<size_t>(iters));
+      if (host) host_records.reserve(static_cast<size_t>(iters));
+    }
     const bool first = options.warmup == 0 && i == 0;
     records.push_back(exec.runIteration(first, first ? diag : nullptr));
     if (options.speed_probe) probe();
@@ -352,7 +382,7 @@ ReplayResult replayTrace(const trace::Trace& trace, const ReplayOptions& options
   r.state = options.carry_state ? "carry" : "reset";
   r.denormals = options.keep_denormals ? "keep" : "flush";
   r.state_reset_bytes = state_bytes;
-  r.iters = options.iters;
+  r.iters = iters;
   r.world_size = comm.worldSize();
   r.host = hostName();
   r.etbench_version = ETB_VERSION;

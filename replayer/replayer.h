@@ -28,6 +28,12 @@ struct ReplayOptions {
   // ranks agree on the count. Not with warmup 0 (the first iteration is
   // then the measured one).
   double min_warmup_s = 0.25;
+  // More measured iterations than `iters` until they last this long (at
+  // most kMaxMinItersAdded more; the count from the warm-up's time per
+  // iteration, the ranks agreeing): five iterations of a 0.15 ms model
+  // measured its median at 0.14-0.27 ms run to run, where a prediction is
+  // judged against it. 0 = `iters` only.
+  double min_iters_s = 0;
   int iteration = 0;         // which recorded iteration (ProfilerStep) to replay
   std::string index_dist = "uniform";  // "uniform" or "zipf:ALPHA"
   uint64_t seed = 1234;

@@ -69,7 +69,7 @@ for v in "${VARIANTS[@]}"; do
   fi
   reps=(); preds=()
   for ((r = 0; r < ROUNDS; r++)); do
-    "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --quiet \
+    "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads 1 --warmup 2 --iters 5 --min-iters-s 1 --quiet \
       "${REPLAY_HEAP[@]}" "${orig[@]}" --report-json "$OUT/$name.replay.json" 2> /dev/null
     reps+=("$(field "$OUT/$name.replay.json" "d['replay']['iter_ms']['median']")")
     "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$HW" --quiet --faults "$FAULTS" "${orig[@]}" \

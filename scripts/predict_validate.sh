@@ -137,7 +137,7 @@ for entry in "${SAMPLES[@]}"; do
   for ((r = 0; r < ROUNDS; r++)); do
     probe=(); [ "$SPEED" = replay ] && probe=(--speed-probe)
     "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads "$THREADS" --warmup 2 --iters 5 \
-      --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" "${probe[@]}" \
+      --min-iters-s 1 --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" "${probe[@]}" \
       --report-json "$OUT/$tag.replay.json"
     reps+=("$(field "$OUT/$tag.replay.json" "d['replay']['iter_ms']['median']")")
     speed=$SPEED

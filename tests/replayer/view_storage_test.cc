@@ -132,6 +132,36 @@ TEST(Replayer, AWarmUpShorterThanTheMinimumTimeRunsMoreIterationsUntilItIsNot) {
   EXPECT_EQ(none.agreements, 0u);
 }
 
+// --min-iters-s: after --iters' iterations, as many more as their time per
+// iteration says fill it, each one run and measured (a sample each); none
+// more with 0. The ranks agree: a rank whose own clock asks for fewer
+// runs the count another rank asked for. Catches the added iterations
+// left out of the report, run without their collectives, or not agreed.
+TEST(Replayer, MeasuredIterationsShorterThanTheMinimumTimeAreFollowedByMore) {
+  ReplayOptions o = test::replayOptions(2, 3, test::Verify::kNo);
+  o.min_iters_s = 0.05;
+  ProbeCommunicator probe;
+  const ReplayResult r = replayTrace(oneCollective(), o, probe);
+  EXPECT_GT(r.iters, 30);  // microsecond iterations: many more for 50 ms
+  EXPECT_LE(r.iters, 3 + 10000);
+  EXPECT_EQ(r.replay_iter_ms.samples.size(), static_cast<size_t>(r.iters));
+  EXPECT_EQ(probe.history.size(), static_cast<size_t>(r.warmup + r.iters));
+
+  o.min_iters_s = 0;
+  ProbeCommunicator exact;
+  const ReplayResult e = replayTrace(oneCollective(), o, exact);
+  EXPECT_EQ(e.iters, 3);
+  EXPECT_EQ(exact.history.size(), 5u);
+
+  o.min_iters_s = 1e-9;  // this rank: none more; another asks for 40 in all
+  ProbeCommunicator agreed;
+  agreed.peer_asks = {0, 40};  // the warm-up's agreement, then the measured iterations'
+  const ReplayResult a = replayTrace(oneCollective(), o, agreed);
+  EXPECT_EQ(a.iters, 40);
+  EXPECT_EQ(a.replay_iter_ms.samples.size(), 40u);
+  EXPECT_EQ(agreed.history.size(), static_cast<size_t>(2 + 40));
+}
+
 // Ranks run the same iterations: a rank whose own clock says the warm-up is
 // long enough still runs the count another rank asked for.
 TEST(Replayer, EveryRankRunsTheLargestWarmUpCountAnyRankAskedFor) {
