@@ -165,7 +165,7 @@ std::vector<FlagSpec> runTableStart() {
   t.push_back(withRange(
       flag("--min-iters-s", "FLOAT",
            "seconds: more measured iterations than --iters until they last about this long "
-           "(counted from the warm-up's time per iteration; at most 10,000 more; 0 = --iters only)",
+           "(counted from --iters' own time per iteration; at most 10,000 more; 0 = --iters only)",
            doubleOption("--min-iters-s", &ReplayOptions::min_iters_s),
            doubleShown(&ReplayOptions::min_iters_s)),
       0, 3600));

@@ -28,11 +28,11 @@ struct ReplayOptions {
   // ranks agree on the count. Not with warmup 0 (the first iteration is
   // then the measured one).
   double min_warmup_s = 0.25;
-  // More measured iterations than `iters` until they last this long (at
-  // most kMaxMinItersAdded more; the count from the warm-up's time per
-  // iteration, the ranks agreeing): five iterations of a 0.15 ms model
-  // measured its median at 0.14-0.27 ms run to run, where a prediction is
-  // judged against it. 0 = `iters` only.
+  // More measured iterations than `iters` until they last about this long
+  // (the count from the `iters` iterations' own time, at most 10,000 more
+  // and 2 million op records in all, the ranks agreeing): five iterations
+  // of a 0.15 ms model put its median at 0.14-0.27 ms run to run, where a
+  // prediction is judged against it. 0 = `iters` only.
   double min_iters_s = 0;
   int iteration = 0;         // which recorded iteration (ProfilerStep) to replay
   std::string index_dist = "uniform";  // "uniform" or "zipf:ALPHA"
