@@ -344,13 +344,14 @@ double OpModel::embeddingUs(const OpShapes& sh, bool backward, double cold) cons
     if (!emb_bwd_lookup_.empty()) return embeddingBackwardUs(rows, dim, lookups, cold);
     return curveUs(emb_bwd_fill_, rows * dim * 4) + cost(emb_bwd_row_) * lookups;
   }
-  const double warm = cost(emb_fwd_fixed_) + cost(emb_fwd_row_) * lookups;
+  const double fixed = cost(emb_fwd_fixed_);
+  const double warm = fixed + cost(emb_fwd_row_) * lookups;
   if (cold <= 0) return warm;
   if (!emb_row_miss_.empty()) return warm + cold * cost(emb_row_miss_) * expectedUniqueRows(rows, lookups, dist_);
   if (emb_cold_row_.empty()) return warm;
   // The fixed part stays warm: a flush also evicts the code and the
   // dispatcher's tables, which a replay calling ops back to back keeps hot.
-  const double flushed = cost(emb_fwd_fixed_) + cost(emb_cold_row_) * lookups;
+  const double flushed = fixed + cost(emb_cold_row_) * lookups;
   return warm + cold * std::max(0.0, flushed - warm);
 }
 
