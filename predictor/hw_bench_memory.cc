@@ -439,6 +439,23 @@ void measureBatchNormPlanes(const ProfileOptions& o, HwProfile& hw) {
     planes.per_plane.push_back({static_cast<double>(p), us / (kBatch * kChannels)});
   }
   if (o.progress) o.progress("batch norm backward: " + std::to_string(sizes.size()) + " plane sizes");
+  // The forward (HwProfile::batchnorm_forward), training mode, over shapes
+  // that set its four parts apart: few and many channels on planes of one
+  // element (the loop over channels), many small planes at a few samples
+  // and at many, and larger planes where the elements take over.
+  const int64_t kForward[][3] = {{2, 16, 1},   {2, 512, 1},  {32, 512, 1}, {2, 16, 16},
+                                 {2, 512, 4},  {16, 64, 4},  {2, 1024, 4}, {2, 64, 64},
+                                 {2, 256, 16}, {8, 16, 256}, {4, 32, 1024}};
+  hw.batchnorm_forward.clear();
+  for (const auto& s : kForward) {
+    const at::Tensor x = at::randn({s[0], s[1], s[2]}, f), ones = at::ones({s[1]}, f),
+                     zeros = at::zeros({s[1]}, f);
+    const double us = timeOp("aten::native_batch_norm", "",
+                             {x, ones, zeros, zeros.clone(), ones.clone(), true, 0.1, 1e-5}, o);
+    hw.batchnorm_forward.push_back({static_cast<double>(s[0]), static_cast<double>(s[1]),
+                                    static_cast<double>(s[2]), us});
+  }
+  if (o.progress) o.progress("batch norm forward: " + std::to_string(hw.batchnorm_forward.size()) + " shapes");
 }
 
 namespace {

@@ -410,6 +410,13 @@ std::string profileToJson(const HwProfile& hw) {
     j["batchnorm_backward_planes"] = {{"vector_floats", hw.batchnorm_backward_planes.vector_floats},
                                       {"points", pts}};
   }
+  if (!hw.batchnorm_forward.empty()) {
+    json pts = json::array();
+    for (const auto& q : hw.batchnorm_forward) {
+      pts.push_back({{"n", q.n}, {"c", q.c}, {"plane", q.plane}, {"us", q.us}});
+    }
+    j["batchnorm_forward"] = pts;
+  }
   j["gemm"] = gemmJson(hw.gemm);
   if (!hw.gemm_nt.empty()) j["gemm_nt"] = gemmJson(hw.gemm_nt);
   if (!hw.call_extra_us.empty()) j["call_extra_us"] = hw.call_extra_us;
@@ -545,6 +552,22 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
                         " us per plane (planes of at least 1 element, times above 0)");
       }
       planes.per_plane.push_back(pt);
+    }
+  }
+  if (j.contains("batchnorm_forward")) {
+    if (!j["batchnorm_forward"].is_array()) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "batchnorm_forward is not an array of measured shapes");
+    }
+    for (const json& q : j["batchnorm_forward"]) {
+      const HwProfile::BatchNormForwardPoint pt{field<double>(q, "n", path, "batchnorm_forward"),
+                                                field<double>(q, "c", path, "batchnorm_forward"),
+                                                field<double>(q, "plane", path, "batchnorm_forward"),
+                                                field<double>(q, "us", path, "batchnorm_forward")};
+      if (pt.n < 1 || pt.c < 1 || pt.plane < 1 || pt.us <= 0) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "batchnorm_forward: [", pt.n, ", ", pt.c, ", ", pt.plane, "] at ", pt.us,
+                        " us (sizes of at least 1, times above 0)");
+      }
+      hw.batchnorm_forward.push_back(pt);
     }
   }
   hw.gemm = gemmFrom(member(j, "gemm", path), path, "gemm");

@@ -219,6 +219,7 @@ OpModel::OpModel(const HwProfile& hw, std::string index_dist, std::string comm_b
   for (const SizePoint& q : planes.per_plane) {
     if (q.bytes >= bn_small_end_) bn_ladders_[std::fmod(q.bytes, planes.vector_floats) == 0].push_back(q);
   }
+  fitBatchNormForward();
   buildCurves();
   fitEmbedding();
   fitForeach();
@@ -473,7 +474,13 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
   if (const auto bn = kBatchNorm.find(name); bn != kBatchNorm.end()) {
     const std::string curve = warm_.count(bn->second) ? bn->second : "norm";
     const double us = memoryUs(curve, sh.bytes(), cold, l3);
-    if (bn->second != "batchnorm_backward") return {us, "memory:" + curve, false};
+    if (bn->second != "batchnorm_backward") {
+      // A training forward costs at least its four parts, plus what
+      // reading the inputs from afar adds on the curve.
+      const double parts = batchNormForwardUs(name, sh);
+      if (parts <= 0) return {us, "memory:" + curve, false};
+      return {std::max(us, parts + us - memoryUs(curve, sh.bytes())), "memory:" + curve, false};
+    }
     // Small planes cost their loop's overhead, which the bytes leave out:
     // at least the planes at the measured time per plane of their size,
     // plus what reading the inputs from afar adds on the curve.
@@ -618,6 +625,89 @@ double OpModel::inputsFromAfarUs(const OpShapes& sh, double op_us, double cold, 
   const auto unary = warm_.find("unary");
   const double moving = unary == warm_.end() ? 0 : curveUs(unary->second, 2 * in);
   return extra * std::min(1.0, moving / op_us);
+}
+
+namespace {
+std::array<double, 4> batchNormForwardFeatures(double n, double c, double plane) {
+  return {1.0, c, plane > 1 ? n * c : 0.0, n * c * plane};
+}
+}  // namespace
+
+// Least squares on relative error (each point weighted by 1 / its time:
+// the small calls are what the floor is for), the parts held at zero or
+// above: a part that comes out negative is left out and the rest fitted
+// again.
+void OpModel::fitBatchNormForward() {
+  const auto& pts = hw_.batchnorm_forward;
+  std::array<bool, 4> used{true, true, true, true};
+  for (int round = 0; round < 4; ++round) {
+    std::vector<size_t> cols;
+    for (size_t k = 0; k < 4; ++k) {
+      if (used[k]) cols.push_back(k);
+    }
+    const size_t m = cols.size();
+    if (m == 0 || pts.size() < m) return;
+    // Normal equations A x = b over the used columns, augmented [A | b].
+    std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0.0));
+    for (const auto& p : pts) {
+      const std::array<double, 4> f = batchNormForwardFeatures(p.n, p.c, p.plane);
+      for (size_t i = 0; i < m; ++i) {
+        for (size_t j = 0; j < m; ++j) a[i][j] += f[cols[i]] * f[cols[j]] / (p.us * p.us);
+        a[i][m] += f[cols[i]] / p.us;
+      }
+    }
+    for (size_t i = 0; i < m; ++i) {  // Gauss-Jordan with partial pivoting
+      size_t piv = i;
+      for (size_t r = i + 1; r < m; ++r) {
+        if (std::fabs(a[r][i]) > std::fabs(a[piv][i])) piv = r;
+      }
+      if (std::fabs(a[piv][i]) < 1e-300) return;  // the shapes cannot set the parts apart
+      std::swap(a[i], a[piv]);
+      for (size_t r = 0; r < m; ++r) {
+        if (r == i) continue;
+        const double q = a[r][i] / a[i][i];
+        for (size_t col = i; col <= m; ++col) a[r][col] -= q * a[i][col];
+      }
+    }
+    bool negative = false;
+    std::array<double, 4> coef{};
+    for (size_t i = 0; i < m; ++i) {
+      coef[cols[i]] = a[i][m] / a[i][i];
+      if (coef[cols[i]] < 0) {
+        used[cols[i]] = false;
+        negative = true;
+      }
+    }
+    if (!negative) {
+      bn_forward_ = coef;
+      bn_forward_fitted_ = true;
+      return;
+    }
+  }
+}
+
+double OpModel::batchNormForwardUs(const std::string& name, const OpShapes& sh) const {
+  if (!bn_forward_fitted_) return 0;
+  const TensorFacts* x = sh.inputArg(0);
+  if (!x || x->shape.size() < 2 || x->channels_last) return 0;
+  // training: argument 5 of batch_norm, native_batch_norm and
+  // _native_batch_norm_legit (input, weight, bias, running_mean,
+  // running_var, training, ...), 3 of the latter's no_stats overload.
+  bool training = false;
+  for (const size_t at : {size_t{5}, size_t{3}}) {
+    if (sh.args.size() > at && sh.args[at] && sh.args[at]->kind == trace::ValueKind::kBool) {
+      training = sh.args[at]->b;
+      break;
+    }
+  }
+  if (!training || name.rfind("cudnn", 0) == 0 || name.rfind("miopen", 0) == 0) return 0;
+  const double n = static_cast<double>(x->shape[0]), c = static_cast<double>(x->shape[1]);
+  double plane = 1;
+  for (size_t i = 2; i < x->shape.size(); ++i) plane *= static_cast<double>(x->shape[i]);
+  const std::array<double, 4> f = batchNormForwardFeatures(n, c, plane);
+  double us = 0;
+  for (size_t k = 0; k < 4; ++k) us += bn_forward_[k] * f[k];
+  return us;
 }
 
 double OpModel::batchNormPlanesUs(const OpShapes& sh) const {

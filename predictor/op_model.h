@@ -133,6 +133,11 @@ class OpModel {
   // Batch norm backward's planes at the profile's time per plane of their
   // size (HwProfile::batchnorm_backward_planes); 0 without the table.
   double batchNormPlanesUs(const OpShapes& shapes) const;
+  // A training batch norm forward's four parts (HwProfile::batchnorm_
+  // forward) for its input [n, c, plane...]; 0 without the points, for a
+  // channels-last input (another kernel) or for an inference-mode call.
+  double batchNormForwardUs(const std::string& name, const OpShapes& shapes) const;
+  void fitBatchNormForward();
   // A conv's hot-loop curve re-reads its inputs from L1/L2; in a replay
   // its `cold` share comes from DRAM and its `l3` share from the LLC: the
   // extra time a stream of the same bytes pays from there (the unary
@@ -204,6 +209,10 @@ class OpModel {
   // beyond it the ladders of sizes the vector width divides ([1]) or not.
   double bn_small_end_ = 0;
   std::array<std::vector<SizePoint>, 2> bn_ladders_;
+  // Batch norm's forward: us = fixed + per channel x c + per plane x
+  // n x c (planes of more than one element) + per element x n x c x plane.
+  std::array<double, 4> bn_forward_{};
+  bool bn_forward_fitted_ = false;
   std::map<std::string, std::vector<KnnPoint<4>>> bmm_;
   void fitEmbedding();
   using EmbeddingTables = std::map<std::pair<int64_t, int64_t>, std::vector<const EmbeddingPoint*>>;

@@ -519,6 +519,22 @@ TEST(HwProfile, TheBatchNormPlaneTableRoundTripsAndABadTimeIsRefused) {
   expectRefusedNaming(hw, "batchnorm_backward_planes");
 }
 
+// The batch norm forward points are written and read back field by field;
+// a time of 0 is refused naming the table.
+TEST(HwProfile, TheBatchNormForwardPointsRoundTripAndABadTimeIsRefused) {
+  HwProfile hw = handProfile();
+  hw.batchnorm_forward = {{2, 512, 4, 25.5}, {32, 512, 1, 18.8}};
+  const HwProfile back = profileFromJson(profileToJson(hw), "cpu.json");
+  ASSERT_EQ(back.batchnorm_forward.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.batchnorm_forward[1].n, 32);
+  EXPECT_DOUBLE_EQ(back.batchnorm_forward[0].c, 512);
+  EXPECT_DOUBLE_EQ(back.batchnorm_forward[0].plane, 4);
+  EXPECT_DOUBLE_EQ(back.batchnorm_forward[1].us, 18.8);
+  EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "cpu.json").batchnorm_forward.empty());
+  hw.batchnorm_forward[1].us = 0;
+  expectRefusedNaming(hw, "batchnorm_forward");
+}
+
 // A later pass's faster time replaces a point's, field by field, and a
 // slower one leaves it; memory curves are not passes of this kind. Planted
 // faults: the slower time kept, one of the conv halves or the BMMs left
@@ -1042,6 +1058,50 @@ TEST(OpModel, BatchNormBackwardCostsItsPlanesAtTheirSizesTime) {
        {x}, {y, s1, s2});
   const trace::Trace t = b.finish();
   EXPECT_LT(model.estimate(t, t.nodes[2]).us, 3.0);
+}
+
+// A training forward costs at least the four parts fitted to the profile's
+// points: here the points follow 5 us + 0.01 a channel + 0.02 a plane (of
+// more than one element) + 0.001 an element exactly, so any least-squares
+// fit gives the law back. [2, 576, 2, 2]: 5 + 5.76 + 23.04 + 4.608; a 1-D
+// [32, 300] (planes of one): 5 + 3 + 9,600 x 0.001. The bytes curve says 1-2
+// us. Inference mode and a channels-last input (other kernels) keep the
+// curve, and so does a profile without the points. Catches the floor left
+// out, the plane part charged to planes of one element, an unweighted or
+// mis-solved fit (other parts), and the floor on another kernel.
+TEST(OpModel, BatchNormForwardCostsItsFittedParts) {
+  HwProfile hw = handProfile();
+  hw.bandwidth["batchnorm"] = {{1000, 1}, {1e6, 2}};
+  const auto law = [](double n, double c, double plane) {
+    return 5 + 0.01 * c + (plane > 1 ? 0.02 * n * c : 0) + 0.001 * n * c * plane;
+  };
+  for (const auto& s : std::vector<std::array<double, 3>>{{2, 16, 1},   {2, 512, 1},  {32, 512, 1}, {2, 16, 16},
+                                                          {2, 512, 4},  {16, 64, 4},  {2, 1024, 4}, {2, 64, 64},
+                                                          {2, 256, 16}, {8, 16, 256}, {4, 32, 1024}}) {
+    hw.batchnorm_forward.push_back({s[0], s[1], s[2], law(s[0], s[1], s[2])});
+  }
+  const OpModel model(hw, "uniform");
+  const auto forward = [&](std::vector<int64_t> shape, bool training, uint32_t channels_last = 0,
+                           const OpModel* with = nullptr) {
+    TraceBuilder b;
+    const auto x = b.tensor(shape), y = b.tensor(shape);
+    const auto w = b.tensor({shape[1]}), rm = b.tensor({shape[1]}), rv = b.tensor({shape[1]});
+    b.op("aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+         "Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+         {x, w, w, rm, rv, trace::makeBool(b.trace(), training), trace::makeDouble(b.trace(), 0.1),
+          trace::makeDouble(b.trace(), 1e-5), trace::makeBool(b.trace(), true)},
+         {y});
+    const trace::Trace t = b.finish();
+    return (with ? *with : model).estimate(t, t.nodes[2], 0, 0, channels_last).us;
+  };
+  EXPECT_NEAR(forward({2, 576, 2, 2}, true), 5 + 5.76 + 23.04 + 4.608, 1e-6);
+  EXPECT_NEAR(forward({32, 300}, true), 5 + 3 + 9.6, 1e-6);
+  EXPECT_LT(forward({2, 576, 2, 2}, false), 3.0);
+  EXPECT_LT(forward({2, 576, 2, 2}, true, 1u), 3.0);
+  HwProfile none = handProfile();
+  none.bandwidth["batchnorm"] = hw.bandwidth["batchnorm"];
+  const OpModel without(none, "uniform");
+  EXPECT_LT(forward({2, 576, 2, 2}, true, 0, &without), 3.0);
 }
 
 // What batch_norm calls on a GPU reads the batch norm curves: cuDNN's

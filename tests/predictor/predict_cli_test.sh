@@ -120,6 +120,11 @@ PY
   planes="list(range(1, 34)) + [64, 65, 128, 129, 256, 257, 512, 513]"
   [ "$(json "$HW" "(lambda b: [p['plane'] for p in b.get('points', [])] == $planes and b.get('vector_floats') in (8, 16) and all(p['us_per_plane'] > 0 for p in b['points']))(d.get('batchnorm_backward_planes', {}))")" = True ] \
     || fail "batchnorm_backward_planes is not the measured table: $(json "$HW" "d.get('batchnorm_backward_planes')")"
+  # Batch norm's forward at its eleven shapes, each a time, and the shape
+  # of 131,072 elements slower than the one of 512 (a table of one
+  # repeated time, or of the shapes mixed up, fails it).
+  [ "$(json "$HW" "(lambda p: len(p) == 11 and all(q['us'] > 0 for q in p) and max(p, key=lambda q: q['n'] * q['c'] * q['plane'])['us'] > 2 * min(p, key=lambda q: q['n'] * q['c'] * q['plane'])['us'])(d.get('batchnorm_forward', []))")" = True ] \
+    || fail "batchnorm_forward is not the measured points: $(json "$HW" "d.get('batchnorm_forward')")"
   # The release curve at every page count to 64 (the kernel's per-page
   # flush ceiling is a setting) and a ladder to 4,096, each a time.
   release="list(range(1, 65)) + [96, 128, 192, 256, 512, 1024, 2048, 4096]"
