@@ -139,6 +139,18 @@ double givenSlowdown(const Flags& f) {
 }
 
 int predictMain(Flags& f, int argc, char** argv) {
+  // The traces before the profile. et_replay reads the trace with the same
+  // reader: its heap starts where ours is after it (on lstm the model
+  // charged 1,035 fresh pages per iteration from a new process's
+  // thresholds; the replay faulted 120-364). The reader's freed buffers set
+  // glibc's mmap threshold: et_replay and et_predict read the same
+  // threshold, or one step apart, on every fleet sample (0.4-3 MiB). Read
+  // after the profile, it was the profile's: parsing a 271 KB profile left
+  // a threshold no small trace's reading reaches (U-Net's and MobileNet's
+  // 112 and 736 replayed faults an iteration predicted at none, against
+  // 150 and 256 from the same profile written without indentation).
+  std::vector<trace::Trace> traces = readAll(f);
+  f.options.heap_start_bytes = replay::probeMmapThreshold();
   const predict::HwProfile hw = predict::readProfile(f.hw);
   predict::checkProfileMatches(hw, f.hw, TORCH_VERSION, f.options.device);
   // The host's slowdown (now's probe or a given one) scales CPU ops only.
@@ -155,13 +167,6 @@ int predictMain(Flags& f, int argc, char** argv) {
   f.options.profile_path = f.hw;
   if (f.options.cores == 0) f.options.cores = allowedCpus();
   if (f.faults == "original") f.options.original_faults = originalFaults(f);
-  std::vector<trace::Trace> traces = readAll(f);
-  // et_replay reads the trace with the same reader: its heap starts where
-  // ours is now (on lstm the model charged 1,035 fresh pages per iteration
-  // from a new process's thresholds; the replay faulted 120-364). The
-  // trace reader's freed buffers set it: et_replay and et_predict read the
-  // same threshold, or one step apart, on every fleet sample (0.4-3 MiB).
-  f.options.heap_start_bytes = replay::probeMmapThreshold();
   std::vector<const trace::Trace*> ptrs;
   for (const trace::Trace& t : traces) ptrs.push_back(&t);
   const predict::Prediction p = predict::predictIteration(ptrs, hw, f.options);

@@ -231,6 +231,19 @@ if bad or not any(o['cold_code_us'] > 0 for o in ops):
     sys.exit(f"{len(bad)} ops off, first {bad[:3]}; charged {sum(o['cold_code_us'] for o in ops)} us")
 PY
   done
+  # The heap the model starts from is the trace reader's, not the profile's: the same
+  # profile written with wide indentation (megabytes to parse, freed before any trace is
+  # read if read first) gives the same threshold and iteration. Read after the profile,
+  # the threshold was the profile's whenever its text outgrew the trace reader's buffers.
+  python3 -c "import json,sys; json.dump(json.load(open(sys.argv[1])), open(sys.argv[2],'w'), indent=64)" \
+    "$HW" "$WORK/hw_wide.json"
+  for hw in "$HW" "$WORK/hw_wide.json"; do
+    "$PREDICT" "$SRC/fleet_samples/mlp/mlp.et.json.gz" --hw "$hw" --quiet --report-json "$hw.mlp.json" \
+      || fail "et_predict --hw $hw exited $?"
+  done
+  [ "$(python3 -c "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:]); print(a['heap_start_bytes'] == b['heap_start_bytes'] and a['predicted']['iter_ms'] == b['predicted']['iter_ms'])" \
+    "$HW.mlp.json" "$WORK/hw_wide.json.mlp.json")" = True ] \
+    || fail "the heap start moved with the profile's size: $(json "$HW.mlp.json" "d['heap_start_bytes']") vs $(json "$WORK/hw_wide.json.mlp.json" "d['heap_start_bytes']") ($(stat -c %s "$WORK/hw_wide.json") bytes)"
   # --faults original: the sidecar's faults per step (500 here, fewer than mlp's large blocks
   # hold pages, so all of them are charged), each at the profile's cost per page less the
   # share of it that unmapping its 64 MiB region took (the release curve, linear between
