@@ -501,6 +501,87 @@ std::vector<Kernel> classKernels(const ClassTensors& c) {
   };
 }
 
+// The long tail's own curves (longTailOps, "op:NAME") at n elements: each
+// op on [n / 64, 64] (element ops and losses, their gradients of a mean's
+// scalar) or [1, n / 256, 16, 16] (resampling to 32 x 32, padding by one),
+// timed in an unnamed loop (no cold-call probe: those are the kernels' by
+// name), over the bytes of its tensor arguments and its outputs. An op
+// this libtorch lacks, or refuses at these arguments, is left out.
+void measureLongTail(int64_t n, const ProfileOptions& o, HwProfile& hw) {
+  const at::TensorOptions f = tensorsOn(o);
+  const at::Tensor x = at::randn({n / 64, 64}, f), g = at::randn({n / 64, 64}, f);
+  const at::Tensor p = at::rand({n / 64, 64}, f).clamp(0.01, 0.99), t = at::rand({n / 64, 64}, f);
+  const at::Tensor g0 = at::ones({}, f);  // a mean's gradient
+  const int64_t c = std::max<int64_t>(1, n / 256);
+  const at::Tensor m = at::randn({1, c, 16, 16}, f), up = at::randn({1, c, 32, 32}, f),
+                   padded = at::randn({1, c, 18, 18}, f);
+  const std::vector<int64_t> out2{32, 32}, in4{1, c, 16, 16}, pad{1, 1, 1, 1};
+  const c10::IValue none;
+  const int64_t mean = 1;  // at::Reduction::Mean
+  struct Call {
+    const char* op;
+    const char* overload;
+    std::vector<c10::IValue> args;
+  };
+  const std::vector<Call> calls = {
+      {"elu", "", {x, 1.0, 1, 1}},
+      {"elu_backward", "", {g, 1.0, 1, 1, false, x}},
+      {"leaky_relu", "", {x, 0.01}},
+      {"leaky_relu_backward", "", {g, x, 0.01, false}},
+      {"hardswish", "", {x}},
+      {"hardswish_backward", "", {g, x}},
+      {"hardsigmoid", "", {x}},
+      {"hardsigmoid_backward", "", {g, x}},
+      {"hardtanh", "", {x, -1.0, 1.0}},
+      {"hardtanh_backward", "", {g, x, -1.0, 1.0}},
+      {"softplus", "", {x, 1, 20}},
+      {"softplus_backward", "", {g, x, 1, 20}},
+      {"mish", "", {x}},
+      {"mish_backward", "", {g, x}},
+      {"binary_cross_entropy", "", {p, t, none, mean}},
+      {"binary_cross_entropy_backward", "", {g0, p, t, none, mean}},
+      {"mse_loss", "", {x, t, mean}},
+      {"mse_loss_backward", "", {g0, x, t, mean}},
+      {"smooth_l1_loss", "", {x, t, mean, 1.0}},
+      {"smooth_l1_loss_backward", "", {g0, x, t, mean, 1.0}},
+      {"huber_loss", "", {x, t, mean, 1.0}},
+      {"huber_loss_backward", "", {g0, x, t, mean, 1.0}},
+      {"upsample_bilinear2d", "", {m, out2, false, none, none}},
+      {"upsample_bilinear2d_backward", "", {up, out2, in4, false, none, none}},
+      {"upsample_nearest2d", "", {m, out2, none, none}},
+      {"upsample_nearest2d_backward", "", {up, out2, in4, none, none}},
+      {"reflection_pad2d", "", {m, pad}},
+      {"reflection_pad2d_backward", "", {padded, m, pad}},
+      {"cumsum", "", {x, int64_t{-1}, none}},
+  };
+  const auto tensorBytes = [](const c10::IValue& v) {
+    return v.isTensor() ? static_cast<double>(v.toTensor().nbytes()) : 0.0;
+  };
+  for (const Call& call : calls) {
+    if (!longTailOps().count(call.op)) {
+      throw std::logic_error(std::string("et_profile_hw: ") + call.op + " is timed but not in longTailOps()");
+    }
+    const std::string name = std::string("aten::") + call.op;
+    const auto schema = c10::Dispatcher::singleton().findSchema({name, call.overload});
+    if (!schema) continue;
+    std::vector<c10::IValue> stack = call.args;
+    try {
+      schema->callBoxed(stack);
+    } catch (const std::exception& e) {
+      ETB_LOG(kDebug) << name << " not timed at " << n << " elements: " << e.what();
+      continue;
+    }
+    double bytes = 0;
+    for (const c10::IValue& v : call.args) bytes += tensorBytes(v);
+    for (const c10::IValue& v : stack) bytes += tensorBytes(v);
+    const double us = medianCallUs([&] {
+      stack = call.args;
+      schema->callBoxed(stack);
+    }, o.quick, kLongCallUs, "");
+    hw.bandwidth[std::string("op:") + call.op].push_back({bytes, us});
+  }
+}
+
 // The class sizes: 256 floats up, by `step`, to the largest.
 std::vector<int64_t> classSizes(const ProfileOptions& o) {
   const int64_t step = o.quick ? 4 : 2;
@@ -538,6 +619,9 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     hw.bandwidth["transcendental"].push_back({2 * f, timeOp("aten::tanh", "", {a}, o)});
     measureSpecial(a, rows, f, o, hw);
     measureSoftmaxRows(a, o, hw);
+    // The long tail stops at 1 MiB a tensor in a quick profile (past L2;
+    // beyond its last point a curve keeps that point's rate).
+    if (n <= (o.quick ? int64_t{1} << 18 : derived_largest)) measureLongTail(n, o, hw);
     // Dropout masks: self recorded as input and output, as a trace has it.
     // The sampler's cost depends on p (dropout 0.1 draws bernoulli_(0.9)).
     for (const double p : {0.1, 0.5, 0.9}) {

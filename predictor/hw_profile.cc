@@ -615,6 +615,18 @@ std::string poolCurve(const std::string& op, int64_t window) {
   return "pool:" + op + (window > 0 ? ":" + std::to_string(window) : "");
 }
 
+const std::set<std::string>& longTailOps() {
+  static const std::set<std::string> ops = {
+      "elu", "elu_backward", "leaky_relu", "leaky_relu_backward", "hardswish", "hardswish_backward",
+      "hardsigmoid", "hardsigmoid_backward", "hardtanh", "hardtanh_backward", "softplus",
+      "softplus_backward", "mish", "mish_backward", "binary_cross_entropy",
+      "binary_cross_entropy_backward", "mse_loss", "mse_loss_backward", "smooth_l1_loss",
+      "smooth_l1_loss_backward", "huber_loss", "huber_loss_backward", "upsample_bilinear2d",
+      "upsample_bilinear2d_backward", "upsample_nearest2d", "upsample_nearest2d_backward",
+      "reflection_pad2d", "reflection_pad2d_backward", "cumsum"};
+  return ops;
+}
+
 std::string rngCurve(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "rng:%g", p);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -399,6 +400,16 @@ struct HwProfile {
 // The bandwidth curve of bernoulli_ at probability p ("rng:0.9"); the
 // predictor reads the nearest measured p.
 std::string rngCurve(double p);
+
+// Ops of the long tail that run a kernel of their own at a rate no class
+// curve gives (losses, piecewise and exponential activations and their
+// gradients, resampling, padding, scans): et_profile_hw times each on
+// tensors of several sizes into its own curve, "op:NAME" over the bytes of
+// its tensor arguments and its outputs, and et_predict reads that curve for
+// the op by name (without "aten::"). A trace records none of their kernels
+// as children: binary_cross_entropy's recorded children are its result's
+// mean and a copy, upsample_bilinear2d's its allocations.
+const std::set<std::string>& longTailOps();
 
 // 2-D pooling (et_profile_hw measures, the op model interpolates): each
 // output element of a window runs a loop over the window, so time goes with

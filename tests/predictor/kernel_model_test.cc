@@ -112,6 +112,40 @@ TEST(ElementClasses, MaskedFillReadsItsOwnCurveAndOldProfilesTheUnaryOne) {
   EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 90, 1e-6);
 }
 
+// The long tail reads its own curves by name: a mean-reduced mse_loss over
+// [8, 1, 32, 32] and a target (2 x 32 KiB in, a 4-byte scalar out) log-log
+// between the curve's two points; ReLU6's in-place hardtanh_ over 1,000
+// floats (in and out the same tensor: 8,000 bytes) on hardtanh's curve;
+// without the curves mse_loss is the elementwise fallback it was. Catches
+// a name not looked up, an in-place form left on the classes, bytes that
+// leave the output or an input out, and an old profile sent to an empty
+// curve.
+TEST(ElementClasses, LongTailOpsReadTheirOwnCurves) {
+  HwProfile hw = reductionProfile();
+  TraceBuilder b;
+  const auto x = b.tensor({8, 1, 32, 32}), target = b.tensor({8, 1, 32, 32}), loss = b.tensor({});
+  b.op("aten::mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+       {x, target, trace::makeInt(b.trace(), 1)}, {loss});
+  const auto a = b.tensor({1000});
+  b.op("aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+       {a, trace::makeDouble(b.trace(), 0.0), trace::makeDouble(b.trace(), 6.0)}, {a});
+  const trace::Trace t = b.finish();
+  const OpEstimate old = OpModel(hw, "uniform").estimate(t, t.nodes[2]);
+  EXPECT_TRUE(old.fallback);
+  EXPECT_EQ(old.family, "memory:elementwise");
+  hw.bandwidth["op:mse_loss"] = {{1000, 10}, {100000, 100}};
+  hw.bandwidth["op:hardtanh"] = {{4000, 2}, {16000, 8}};
+  const OpModel model(hw, "uniform");
+  const OpEstimate mse = model.estimate(t, t.nodes[2]);
+  const double bytes = 2 * 32768.0 + 4;
+  EXPECT_NEAR(mse.us, 10 * std::pow(10.0, std::log(bytes / 1000) / std::log(100.0)), 1e-6);
+  EXPECT_EQ(mse.family, "memory:op:mse_loss");
+  EXPECT_FALSE(mse.fallback);
+  const OpEstimate relu6 = model.estimate(t, t.nodes[3]);
+  EXPECT_NEAR(relu6.us, 2 * std::pow(4.0, std::log(2.0) / std::log(4.0)), 1e-6);
+  EXPECT_EQ(relu6.family, "memory:op:hardtanh");
+}
+
 // Advanced indexing that picks elements: DLRM's interaction gather
 // x[:, i, j] over the last two dims of [512, 9, 9] (36 of each row's 81) and
 // its accumulating put read their own curves, at twice the output's and

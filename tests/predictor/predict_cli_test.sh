@@ -125,6 +125,19 @@ PY
   # repeated time, or of the shapes mixed up, fails it).
   [ "$(json "$HW" "(lambda p: len(p) == 11 and all(q['us'] > 0 for q in p) and max(p, key=lambda q: q['n'] * q['c'] * q['plane'])['us'] > 2 * min(p, key=lambda q: q['n'] * q['c'] * q['plane'])['us'])(d.get('batchnorm_forward', []))")" = True ] \
     || fail "batchnorm_forward is not the measured points: $(json "$HW" "d.get('batchnorm_forward')")"
+  # The long tail's own curves, each over several sizes and slower at its largest than at its
+  # smallest (libtorch 1.13 has every one of these ops).
+  python3 - "$HW" <<'PY' || fail "a long-tail op's curve is missing or flat"
+import json, sys
+bw = json.load(open(sys.argv[1]))["bandwidth"]
+ops = ["elu", "leaky_relu", "hardswish", "hardsigmoid", "hardtanh", "softplus", "mish",
+       "binary_cross_entropy", "mse_loss", "smooth_l1_loss", "huber_loss", "upsample_bilinear2d",
+       "upsample_nearest2d", "reflection_pad2d"]
+ops += [o + "_backward" for o in ops] + ["cumsum"]
+bad = [o for o in ops if len(bw.get("op:" + o, [])) < 3 or not bw["op:" + o][-1]["us"] > bw["op:" + o][0]["us"] > 0]
+if bad:
+    sys.exit(f"missing or flat: {bad}")
+PY
   # The release curve at every page count to 64 (the kernel's per-page
   # flush ceiling is a setting) and a ladder to 4,096, each a time.
   release="list(range(1, 65)) + [96, 128, 192, 256, 512, 1024, 2048, 4096]"
