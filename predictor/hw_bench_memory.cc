@@ -264,7 +264,7 @@ void measureReductions(const at::Tensor& a, double f, CacheFlusher& flush, const
                    {a.view({n / w, w}), std::vector<int64_t>{0}, false, c10::IValue()}},
                   flush, o, hw, reductionCurve("outer", w));
   }
-  for (const int64_t r : kRowLengths) {
+  for (const int64_t r : kReduceRowLengths) {
     if (2 * r > n) continue;
     measureKernel({nullptr, "aten::sum", "dim_IntList", f,
                    {a.view({n / r, r}), std::vector<int64_t>{1}, false, c10::IValue()}},

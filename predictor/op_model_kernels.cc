@@ -367,7 +367,7 @@ OpEstimate OpModel::reductionEstimate(const OpShapes& sh, double cold, double l3
   std::vector<int64_t> widths;
   if (family) {
     for (const int64_t w : family[0] == 'o' ? std::vector<int64_t>(std::begin(kOuterWidths), std::end(kOuterWidths))
-                                            : std::vector<int64_t>(std::begin(kRowLengths), std::end(kRowLengths))) {
+                                            : std::vector<int64_t>(std::begin(kReduceRowLengths), std::end(kReduceRowLengths))) {
       if (warm_.count(reductionCurve(family, w))) widths.push_back(w);
     }
   }

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "predictor/interp.h"
 #include "predictor/op_model.h"
 #include "replayer/zipf.h"
 #include "tests/replayer/trace_builder.h"
@@ -84,6 +85,39 @@ TEST(ReductionModel, RowsAndFullReductionsReadTheirOwnCurves) {
   EXPECT_EQ(model.estimate(t, t.nodes[2]).family, "memory:reduction:rows");
   EXPECT_NEAR(model.estimate(t, t.nodes[3]).us, 10, 1e-6);
   EXPECT_EQ(model.estimate(t, t.nodes[3]).family, "memory:reduction");
+}
+
+// Rows shorter than a vector read their own curves: a global average
+// pool's sum over 2 x 2 maps ([2, 1280, 2, 2] over dims 2 and 3: 2,560 rows
+// of 4, 40 KiB) reads rows:4 at its bytes, and rows of 3 the geometric
+// interpolation between rows:2 and rows:4 at log2(3) - 1 of the way; a
+// profile without them keeps the shortest longer row's curve (64 here).
+// Fault caught: the short lengths never looked up (rows:64's 2 us), or
+// the map's dims taken for the rows.
+TEST(ReductionModel, RowsShorterThanAVectorReadTheirOwnCurves) {
+  HwProfile hw = reductionProfile();
+  const auto query = [](const OpModel& model, std::vector<int64_t> shape) {
+    TraceBuilder b;
+    const auto x = b.tensor(shape), y = b.tensor({shape[0], shape[1], 1, 1});
+    b.op(kSumDim, {x, test::intList(b.trace(), {2, 3}), trace::makeBool(b.trace(), true), trace::makeNone(b.trace())},
+         {y});
+    const trace::Trace t = b.finish();
+    return model.estimate(t, t.nodes[2]);
+  };
+  const double old = query(OpModel(hw, "uniform"), {2, 1280, 2, 2}).us;
+  EXPECT_NEAR(old, curveUs(hw.bandwidth[reductionCurve("rows", 64)], 40960), 1e-9);
+  hw.bandwidth[reductionCurve("rows", 2)] = {{1024, 4}, {kMiB, 900}};
+  hw.bandwidth[reductionCurve("rows", 4)] = {{1024, 3}, {40960, 21}, {kMiB, 500}};
+  const OpModel model(hw, "uniform");
+  const OpEstimate four = query(model, {2, 1280, 2, 2});
+  EXPECT_NEAR(four.us, 21, 1e-9);
+  EXPECT_EQ(four.family, "memory:reduction:rows");
+  const double f = std::log2(3.0) - 1;
+  const double bytes = 2 * 1280 * 3 * 4.0;  // [2, 1280, 3, 1]
+  EXPECT_NEAR(query(model, {2, 1280, 3, 1}).us,
+              std::exp((1 - f) * std::log(curveUs(hw.bandwidth[reductionCurve("rows", 2)], bytes)) +
+                       f * std::log(curveUs(hw.bandwidth[reductionCurve("rows", 4)], bytes))),
+              1e-9);
 }
 
 // Fault caught: masked_fill costed as a copy (its scalar loop over a
