@@ -452,24 +452,21 @@ OpEstimate OpModel::memoryEstimate(const std::string& name, const OpShapes& sh, 
     return {memoryUs("copy", sh.bytes(), cold, l3), "memory:copy", false};
   }
   if (kRng.count(name)) return {memoryUs(rngClass(sh), 2 * out), "memory:rng", false};
-  // The long tail's own curves where the profile measured them, an
-  // in-place form (hardtanh_ as ReLU6, leaky_relu_) on its out-of-place
-  // curve: the same kernel over as many bytes. An older profile: the
-  // classes below (elu and softplus on exp's curve).
+  // An in-place form (hardtanh_ as ReLU6, silu_, sigmoid_) runs the same
+  // kernel over the same bytes as its out-of-place one, and reads its
+  // curve: on the in-place add's curve EfficientNet's silu_ came out at
+  // 0.19x.
   const std::string base = name.size() > 1 && name.back() == '_' && sh.outputSameAsInput()
                                ? name.substr(0, name.size() - 1)
                                : name;
+  // The long tail's own curves where the profile measured them; an older
+  // profile reads the classes below (elu and softplus on exp's curve).
   if (longTailOps().count(base)) {
     const std::string curve = "op:" + base;
     if (warm_.count(curve)) return {memoryUs(curve, sh.bytes(), cold, l3), "memory:" + curve, false};
   }
-  // An in-place special function (silu_, sigmoid_, tanh_) runs the same
-  // vectorised kernel over the same bytes as its out-of-place form; on the
-  // in-place add's curve EfficientNet's silu_ came out at 0.19x.
   auto sp = kSpecial.find(name);
-  if (sp == kSpecial.end() && name.size() > 1 && name.back() == '_' && sh.outputSameAsInput()) {
-    sp = kSpecial.find(name.substr(0, name.size() - 1));
-  }
+  if (sp == kSpecial.end()) sp = kSpecial.find(base);
   if (sp != kSpecial.end()) {
     if (auto rows = softmaxRowsEstimate(name, sp->second.front(), sh, cold, l3)) return *rows;
     std::string curve = "transcendental";
