@@ -82,6 +82,13 @@ void measureEmbedding(const ProfileOptions& options, HwProfile& profile);
 void measureForeach(const ProfileOptions& options, HwProfile& profile);
 void measureReplayStep(const ProfileOptions& options, HwProfile& profile);
 void measureColdAfter(const ProfileOptions& options, HwProfile& profile);
+// Adds `value` to the rounds of the figure `name` (HwProfile::rounds) and
+// returns the median of its rounds so far.
+double addRound(HwProfile& profile, const std::string& name, double value);
+// dispatch_us, view_us, the replay step and cold_after measured once more
+// (CPU profiles): each the median of its rounds, from the first
+// measurements (measureDispatch, measureReplayStep, measureColdAfter) on.
+void measureCallCostsAgain(const ProfileOptions& options, HwProfile& profile);
 void measureColdKinds(const ProfileOptions& options, HwProfile& profile);  // CPU only
 // Each GEMM, BMM and conv point of `kept` takes `again`'s time where that is
 // faster (the same shapes measured in a later pass, in the same order).

@@ -136,6 +136,7 @@ void measureColdAfter(const ProfileOptions& o, HwProfile& hw) {
                                             : std::vector<double>{100, 300, 1000, 3000, 10000};
   const int reps = o.quick ? 7 : 21;
   double extra = 0;
+  hw.cold_after.clear();
   for (const double us : after) {
     // Guarded, the difference at the fastest probe's speed like the other
     // curves (et_predict multiplies the typical slowdown in).
@@ -148,8 +149,10 @@ void measureColdAfter(const ProfileOptions& o, HwProfile& hw) {
       }
       return std::vector<double>{medianOf(first) - medianOf(hot)};
     });
-    // A longer stretch cannot leave more in the caches than a shorter one.
-    extra = std::max(extra, d.front());
+    // A longer stretch cannot leave more in the caches than a shorter one;
+    // each stretch's extra is the median of its rounds (HwProfile::rounds).
+    const std::string round = "cold_after:" + std::to_string(static_cast<long long>(us));
+    extra = std::max(extra, addRound(hw, round, d.front()));
     hw.cold_after.push_back({us, extra});
   }
   if (o.progress) {
@@ -289,13 +292,17 @@ void measureColdKinds(const ProfileOptions& o, HwProfile& hw) {
 void measureReplayStep(const ProfileOptions& o, HwProfile& hw) {
   if (!onGpu(o)) {
     const ChainCost c = chainCost(kKinds, o);
-    hw.replay_step_us = std::max(0.0, c.replay_us - c.hot_us);
+    const double step = c.replay_us - c.hot_us;
     // Half the mixed chain's ops are views: a view's replayed cost over its
     // hot call is twice the chain's per op less the kernels' own, and what
     // it pays beyond the step is its cold call.
     const ChainCost m = chainCost(kKernelsAndViews, o);
-    const double view_over_hot = 2 * (m.replay_us - m.hot_us) - (c.replay_us - c.hot_us);
-    hw.call_cold_view_us = std::max(0.0, view_over_hot - hw.replay_step_us);
+    const double view_over_hot = 2 * (m.replay_us - m.hot_us) - step;
+    // Each a round (HwProfile::rounds): a difference of two sub-microsecond
+    // figures moves with the host.
+    hw.replay_step_us = std::max(0.0, addRound(hw, "replay_step_us", step));
+    hw.call_cold_view_us =
+        std::max(0.0, addRound(hw, "call_cold_view_us", view_over_hot - std::max(0.0, step)));
     if (o.progress) {
       o.progress("replay step: " + std::to_string(hw.replay_step_us) + " us per op, a view's cold call " +
                  std::to_string(hw.call_cold_view_us) + " us");

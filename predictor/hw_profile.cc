@@ -379,6 +379,7 @@ std::string profileToJson(const HwProfile& hw) {
   json cold = json::array();
   for (const SizePoint& c : hw.cold_after) cold.push_back({{"after_us", c.bytes}, {"extra_us", c.us}});
   j["cold_after"] = cold;
+  if (!hw.rounds.empty()) j["rounds"] = hw.rounds;
   if (!hw.cold_kinds.empty()) {
     json kinds = json::array();
     for (const SizePoint& c : hw.cold_kinds) kinds.push_back({{"kinds", c.bytes}, {"extra_us", c.us}});
@@ -484,6 +485,19 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     for (const json& c : j["cold_after"]) {
       hw.cold_after.push_back({field<double>(c, "after_us", path, "cold_after"),
                                field<double>(c, "extra_us", path, "cold_after")});
+    }
+  }
+  if (j.contains("rounds")) {
+    const json& r = j["rounds"];
+    if (!r.is_object()) ETB_INPUT_ERROR(SourceLoc{path}, "rounds: not an object of figure -> its rounds' values");
+    for (const auto& [name, values] : r.items()) {
+      if (!values.is_array()) ETB_INPUT_ERROR(SourceLoc{path}, "rounds.", name, ": not an array of numbers");
+      for (const json& v : values) {
+        if (!v.is_number() || !std::isfinite(v.get<double>())) {
+          ETB_INPUT_ERROR(SourceLoc{path}, "rounds.", name, ": ", v.dump(), " is not a finite number");
+        }
+        hw.rounds[name].push_back(v.get<double>());
+      }
     }
   }
   if (j.contains("cold_kinds")) {

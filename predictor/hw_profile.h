@@ -277,6 +277,16 @@ struct HwProfile {
   // and data with time while a long kernel runs (seen here: +5 us after
   // 0.5 ms, +50 us after 5 ms, whatever ran). Empty in older profiles.
   std::vector<SizePoint> cold_after;
+  // CPU profiles: the per-call figures that are differences of a few
+  // microseconds, each round's value by name: "dispatch_us", "view_us",
+  // "replay_step_us", "call_cold_view_us" and "cold_after:<after_us>"
+  // (that stretch's extra, before the curve is made non-decreasing).
+  // et_profile_hw measures them at its start, after the compute curves and
+  // at its end; each figure is the median of its rounds (clamped at zero).
+  // One reading swung with the host: over 28 quick profiles on one 2-vCPU VM
+  // (December 2026) replay_step_us read 0.00-0.50 us, dispatch_us 0.63-1.58
+  // and cold_after at 3 ms 0.7-30 us. Empty in older profiles and GPU ones (one reading).
+  std::map<std::string, std::vector<double>> rounds;
   // CPU profiles: what an op call costs beyond a hot one by how many other
   // kinds of ops ran since its kind last did (SizePoint::bytes holds that
   // count, ::us the extra microseconds): the median over a dozen probe ops

@@ -535,6 +535,33 @@ TEST(HwProfile, TheBatchNormForwardPointsRoundTripAndABadTimeIsRefused) {
   expectRefusedNaming(hw, "batchnorm_forward");
 }
 
+// A figure's rounds come back as written, a round is the median of the
+// values so far (4, 1, 3 -> 4, 2.5, 3: the median's own closed form), and a
+// round that is not a number is refused by name. Planted faults: the rounds
+// left out of the JSON, addRound keeping the last value or the mean (8/3 at
+// the third), a string accepted as a round.
+TEST(HwProfile, TheRoundsOfEachFigureRoundTripAndTheMedianIsKept) {
+  HwProfile hw = handProfile();
+  EXPECT_DOUBLE_EQ(detail::addRound(hw, "replay_step_us", 4.0), 4.0);
+  EXPECT_DOUBLE_EQ(detail::addRound(hw, "replay_step_us", 1.0), 2.5);
+  EXPECT_DOUBLE_EQ(detail::addRound(hw, "replay_step_us", 3.0), 3.0);
+  detail::addRound(hw, "cold_after:3000", -0.5);
+  const HwProfile back = profileFromJson(profileToJson(hw), "cpu.json");
+  ASSERT_EQ(back.rounds.size(), 2u);
+  EXPECT_EQ(back.rounds.at("replay_step_us"), (std::vector<double>{4.0, 1.0, 3.0}));
+  EXPECT_EQ(back.rounds.at("cold_after:3000"), (std::vector<double>{-0.5}));
+  EXPECT_TRUE(profileFromJson(profileToJson(handProfile()), "cpu.json").rounds.empty());
+  nlohmann::json j = nlohmann::json::parse(profileToJson(hw));
+  j["rounds"]["dispatch_us"] = {0.6, "fast"};
+  try {
+    profileFromJson(j.dump(), "bad.json");
+    ADD_FAILURE() << "a round that is not a number was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rounds.dispatch_us"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+  }
+}
+
 // A later pass's faster time replaces a point's, field by field, and a
 // slower one leaves it; memory curves are not passes of this kind. Planted
 // faults: the slower time kept, one of the conv halves or the BMMs left

@@ -77,9 +77,33 @@ PY
   # Where the minutes went: every compute part timed once (a part run twice
   # adds up), together within the process's wall time timed here and most
   # of it (start-up and writing are the rest); the last line says the total.
-  parts="['dispatch', 'replay_step', 'cold_after', 'cold_kinds', 'gemm', 'conv', 'first_touch', 'release', 'episode', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
+  parts="['dispatch', 'replay_step', 'cold_after', 'cold_kinds', 'gemm', 'conv', 'call_costs_again', 'first_touch', 'release', 'episode', 'retention', 'memory_bound', 'pooling', 'batchnorm_planes', 'embedding_bag', 'foreach']"
   [ "$(json "$HW" "[p['section'] for p in d['identity']['sections_s']] == $parts")" = True ] \
     || fail "identity.sections_s does not list the quick profile's parts in order: $(json "$HW" "d['identity'].get('sections_s')")"
+  # The per-call figures in three rounds each (start, after the compute
+  # curves, end), and each figure the median of its rounds, clamped at zero;
+  # cold_after the running maximum of its stretches' medians. A figure left
+  # at its first reading, or at its last, fails where the rounds differ.
+  python3 - "$HW" <<'PY' || fail "the per-call figures are not the medians of three rounds"
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+r = d.get("rounds", {})
+for name in ("dispatch_us", "view_us", "replay_step_us", "call_cold_view_us"):
+    if len(r.get(name, [])) != 3:
+        sys.exit(f"{name}: rounds {r.get(name)}")
+    want = max(0.0, statistics.median(r[name]))
+    if abs(d[name] - want) > 1e-9 * max(1.0, want):
+        sys.exit(f"{name} {d[name]} is not the median of {r[name]}")
+top = 0.0
+for p in d["cold_after"]:
+    rounds = r.get("cold_after:%d" % p["after_us"], [])
+    if len(rounds) != 3:
+        sys.exit(f"cold_after at {p['after_us']}: rounds {rounds}")
+    top = max(top, statistics.median(rounds))
+    if abs(p["extra_us"] - top) > 1e-9 * max(1.0, top):
+        sys.exit(f"cold_after at {p['after_us']}: {p['extra_us']}, rounds {rounds}")
+print("rounds:", {k: [round(x, 3) for x in v] for k, v in sorted(r.items())})
+PY
   # The dense embedding backward's own gradient fill, timed beside it on
   # every table. The largest gradient (1Mx64, 256 MiB here) is above glibc's
   # 32 MiB mmap ceiling, so every fill of it maps and faults in fresh pages,
@@ -145,9 +169,10 @@ PY
     || fail "memory.release is not the measured curve: $(json "$HW" "d['memory'].get('release')")"
   # Fault episodes amid other work: each gap by one page, 32 and 256, a
   # time each (that of a release, a write and four short ops over the
-  # same without the release, so a positive one).
+  # same without the release: never negative, and positive for 256 pages;
+  # one page's extra is within the host's noise, and CI measured 0 once).
   episodes="[(g, n) for g in (0, 300, 3000, 10000) for n in (1, 32, 256)]"
-  [ "$(json "$HW" "[(p['after_us'], p['pages']) for p in d['memory'].get('episode', [])] == $episodes and all(p['us'] > 0 for p in d['memory']['episode'])")" = True ] \
+  [ "$(json "$HW" "[(p['after_us'], p['pages']) for p in d['memory'].get('episode', [])] == $episodes and all(p['us'] >= 0 and (p['pages'] < 256 or p['us'] > 0) for p in d['memory']['episode'])")" = True ] \
     || fail "memory.episode is not the measured table: $(json "$HW" "d['memory'].get('episode')")"
   # A call's code gone cold, by the other kinds run since its kind: 1, 4,
   # 16 and 48 of them, never less after more, and more after 48 than after
