@@ -312,6 +312,14 @@ EpisodeIt gapEnd(const MemoryFacts& m, EpisodeIt first) {
 }
 }  // namespace
 
+double stallShareFor(const HwProfile& hw, double us) {
+  if (hw.stall_by_call.empty()) return hw.stall_share;
+  for (const SizePoint& b : hw.stall_by_call) {
+    if (us <= b.bytes) return b.us;
+  }
+  return hw.stall_by_call.back().us;
+}
+
 double episodeExtraUs(const MemoryFacts& m, double after_us, double pages) {
   if (m.episode.empty() || pages <= 0) return 0;
   EpisodeIt lo = m.episode.begin();
@@ -386,6 +394,11 @@ std::string profileToJson(const HwProfile& hw) {
     j["cold_kinds"] = kinds;
   }
   j["stall_share"] = hw.stall_share;
+  if (!hw.stall_by_call.empty()) {
+    json bins = json::array();
+    for (const SizePoint& b : hw.stall_by_call) bins.push_back({{"up_to_us", b.bytes}, {"share", b.us}});
+    j["stall_by_call"] = bins;
+  }
   if (hw.speed_guard.measurements > 0) {
     j["speed_guard"] = {{"measurements", hw.speed_guard.measurements},
                         {"probe_us", hw.speed_guard.probe_us},
@@ -511,6 +524,20 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
       }
       hw.cold_kinds.push_back({kinds, extra});
     }
+  }
+  if (j.contains("stall_by_call")) {
+    if (!j["stall_by_call"].is_array()) ETB_INPUT_ERROR(SourceLoc{path}, "stall_by_call: not an array of bins");
+    for (const json& b : j["stall_by_call"]) {
+      const double up_to = field<double>(b, "up_to_us", path, "stall_by_call");
+      const double share = field<double>(b, "share", path, "stall_by_call");
+      if (!(up_to > 0) || !(share >= 0 && share < 1)) {
+        ETB_INPUT_ERROR(SourceLoc{path}, "stall_by_call: a bin up to ", up_to, " us with share ", share,
+                        " (want a positive bound and a share within [0, 1))");
+      }
+      hw.stall_by_call.push_back({up_to, share});
+    }
+    std::sort(hw.stall_by_call.begin(), hw.stall_by_call.end(),
+              [](const SizePoint& a, const SizePoint& b) { return a.bytes < b.bytes; });
   }
   if (j.contains("stall_share")) {
     hw.stall_share = field<double>(j, "stall_share", path, "profile");

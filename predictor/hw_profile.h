@@ -202,6 +202,13 @@ double touchUsPerPage(const MemoryFacts& memory);
 // the table or for no pages.
 double episodeExtraUs(const MemoryFacts& memory, double after_us, double pages);
 
+struct HwProfile;
+// The share of a call of `us` microseconds (its median) that the calls
+// slowed beyond the median add: its bin's in stall_by_call (the first bin
+// whose upper end is at least `us`, else the last), stall_share without
+// the bins.
+double stallShareFor(const HwProfile& profile, double us);
+
 struct HwProfile {
   HwIdentity identity;
   MemoryFacts memory;
@@ -316,6 +323,12 @@ struct HwProfile {
   // a sum of calls and pays the slow ones too, so the predictor divides its
   // op times by 1 - stall_share. 0 in profiles measured before it.
   double stall_share = 0;
+  // The same by the loops' median call (timing.h, kStallBinsUs):
+  // SizePoint::bytes holds the bin's upper end in microseconds (a loop whose
+  // median is at most it and above the bin before), ::us the share. The
+  // predictor divides an op's time by 1 - the share of its bin. Empty in
+  // older profiles and GPU ones (stall_share for every op).
+  std::vector<SizePoint> stall_by_call;
   // How the machine's speed held up while profiling (timing.h,
   // SpeedGuardScope): the reference probe's fastest time, the share of
   // measurements taken again because the machine slowed under them, the

@@ -355,10 +355,13 @@ class StepBuilder {
     // models (0.1-2 ms steps) came out +30..+170% with everything scaled.
     const double fixed =
         e.family == "view" ? e.us : std::min(e.us - e.fixed_us, hw_.dispatch_us) + e.fixed_us;
+    // The slowed calls' share for a call of its length (stall_by_call):
+    // short calls lose more of their time to them.
+    const double stall = stallShareFor(hw_, e.us);
     out.us = step.us =
-        ((e.us - fixed + out.first_touch_us + out.release_us + out.episode_us) / (1 - hw_.stall_share) +
+        ((e.us - fixed + out.first_touch_us + out.release_us + out.episode_us) / (1 - stall) +
          coldAfterUs(hw_.cold_after, prev_us_)) * p_.slowdown +
-        fixed / (1 - hw_.stall_share) + hw_.replay_step_us + out.cold_code_us;
+        fixed / (1 - stall) + hw_.replay_step_us + out.cold_code_us;
     rp_.compute_us += out.us;
   }
 

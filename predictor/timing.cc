@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <array>
 #include <set>
 #include <string>
 
@@ -17,6 +18,8 @@ namespace etb::predict {
 namespace {
 struct StallTally {
   double total_us = 0, median_us = 0;
+  // The same by the loop's median call, in the bins of kStallBinsUs.
+  std::array<double, kStallBinsUs.size()> bin_total_us{}, bin_median_us{};
 };
 // One profile per process: the tools time on one thread.
 StallTally& tally() {
@@ -30,6 +33,17 @@ void resetStallTally() { tally() = {}; }
 double stallShare() {
   const StallTally& t = tally();
   return t.total_us > 0 ? std::max(0.0, 1 - t.median_us / t.total_us) : 0;
+}
+
+std::vector<StallBin> stallShareByCall() {
+  const StallTally& t = tally();
+  std::vector<StallBin> out;
+  for (size_t b = 0; b < kStallBinsUs.size(); ++b) {
+    if (t.bin_total_us[b] <= 0) continue;
+    out.push_back({kStallBinsUs[b], std::max(0.0, 1 - t.bin_median_us[b] / t.bin_total_us[b]),
+                   t.bin_total_us[b]});
+  }
+  return out;
 }
 
 namespace {
@@ -46,6 +60,10 @@ double tallied(const std::vector<double>& samples) {
   for (const double s : samples) total += s;
   tally().total_us += total;
   tally().median_us += median * static_cast<double>(samples.size());
+  const size_t bin = static_cast<size_t>(
+      std::lower_bound(kStallBinsUs.begin(), kStallBinsUs.end() - 1, median) - kStallBinsUs.begin());
+  tally().bin_total_us[bin] += total;
+  tally().bin_median_us[bin] += median * static_cast<double>(samples.size());
   return median;
 }
 

@@ -296,6 +296,18 @@ TEST(CacheModel, AProfileRoundTripsItsCacheFactsAndRefusesABadShare) {
   hw.memory.retention[1].us = 0.8;
   hw.stall_share = 1;
   EXPECT_THROW(profileFromJson(profileToJson(hw), "bad.json"), InputError);
+  // The share by call length comes back sorted by its bins' upper ends;
+  // a share of 1 or more is refused by name.
+  hw.stall_share = 0.1;
+  hw.stall_by_call = {{1e9, 0.01}, {3, 0.07}};
+  const HwProfile bins = profileFromJson(profileToJson(hw), "hand.json");
+  ASSERT_EQ(bins.stall_by_call.size(), 2u);
+  EXPECT_DOUBLE_EQ(bins.stall_by_call[0].bytes, 3);
+  EXPECT_DOUBLE_EQ(bins.stall_by_call[0].us, 0.07);
+  EXPECT_DOUBLE_EQ(bins.stall_by_call[1].us, 0.01);
+  EXPECT_TRUE(profileFromJson(profileToJson(l3Profile()), "hand.json").stall_by_call.empty());
+  hw.stall_by_call[1].us = 1;
+  expectRefusedNaming(hw, "stall_by_call");
 }
 
 }  // namespace

@@ -104,6 +104,12 @@ for p in d["cold_after"]:
         sys.exit(f"cold_after at {p['after_us']}: {p['extra_us']}, rounds {rounds}")
 print("rounds:", {k: [round(x, 3) for x in v] for k, v in sorted(r.items())})
 PY
+  # The stall share by call length: bins in ascending order, each a share
+  # in [0, 0.9], and the whole profile's share among them (it is their
+  # time-weighted mean: a bin tallied with the wrong loops' times, or a
+  # share left out, falls outside).
+  [ "$(json "$HW" "(lambda b: len(b) >= 3 and [x['up_to_us'] for x in b] == sorted(x['up_to_us'] for x in b) and all(0 <= x['share'] <= 0.9 for x in b) and min(x['share'] for x in b) - 1e-12 <= d['stall_share'] <= max(x['share'] for x in b) + 1e-12)(d.get('stall_by_call', []))")" = True ] \
+    || fail "stall_by_call is not the bins of stall_share: $(json "$HW" "(d.get('stall_share'), d.get('stall_by_call'))")"
   # The dense embedding backward's own gradient fill, timed beside it on
   # every table. The largest gradient (1Mx64, 256 MiB here) is above glibc's
   # 32 MiB mmap ceiling, so every fill of it maps and faults in fresh pages,

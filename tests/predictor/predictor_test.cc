@@ -110,6 +110,26 @@ TEST(Predictor, OpTimesPayTheStallShareTheMediansLeaveOut) {
   EXPECT_NEAR(p.iter_ms, ((40.0 + 4.0) / 0.8 + 2 * 0.75) / 1e3, 1e-9);
 }
 
+// With the share by call length (stall_by_call), each op pays its own
+// bin's: the 40 us mm the bin up to 100 us (0.5), the 4 us relu the one up
+// to 10 us (0.2); the global share is then unused, and a call longer than
+// every bin takes the last. Catches the global share kept (47.8 us), the
+// bins swapped (59.5), a bin taken by its lower end (the mm at 0.2, the
+// relu at the share below it) or the step scaled (87.4).
+TEST(Predictor, OpTimesPayTheStallShareOfTheirCallLength) {
+  const trace::Trace t = mmReluAndAnOpThisBuildLacks();
+  HwProfile hw = smallProfile();
+  hw.replay_step_us = 0.75;
+  hw.stall_share = 0.05;
+  hw.stall_by_call = {{10, 0.2}, {100, 0.5}};
+  const Prediction p = predictIteration({&t}, hw, {});
+  EXPECT_NEAR(p.iter_ms, (40.0 / 0.5 + 4.0 / 0.8 + 2 * 0.75) / 1e3, 1e-9);
+  EXPECT_DOUBLE_EQ(stallShareFor(hw, 1e6), 0.5);
+  EXPECT_DOUBLE_EQ(stallShareFor(hw, 10), 0.2);
+  hw.stall_by_call.clear();
+  EXPECT_DOUBLE_EQ(stallShareFor(hw, 40), 0.05);
+}
+
 // A profile whose guard saw the machine run 1.25x slower on average (its
 // first tries' probes) scales what each CPU op computes beyond a trivial
 // call (dispatch_us): the call's fixed cost and et_replay's step stay as
