@@ -665,7 +665,9 @@ void measureCompute(const ProfileOptions& o, HwProfile& hw) {
   hw.call_cold_us = callColdUs();
   hw.stall_share = std::min(stallShare(), 0.9);
   hw.stall_by_call.clear();
-  for (const StallBin& b : stallShareByCall()) hw.stall_by_call.push_back({b.up_to_us, std::min(b.share, 0.9)});
+  for (const StallBin& b : stallShareByCall()) {
+    hw.stall_by_call.push_back({b.up_to_us, std::min(b.share, 0.9)});
+  }
   const SpeedGuardStats g = speedGuardStats();
   hw.speed_guard = {g.measurements, g.probe_us, g.retried_share, g.kept_disturbed_share,
                     std::max(g.slowdown, 1.0), g.retry_s, std::max(g.mean_slowdown, 1.0),

@@ -502,7 +502,9 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
   }
   if (j.contains("rounds")) {
     const json& r = j["rounds"];
-    if (!r.is_object()) ETB_INPUT_ERROR(SourceLoc{path}, "rounds: not an object of figure -> its rounds' values");
+    if (!r.is_object()) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "rounds: not an object of figure -> its rounds' values");
+    }
     for (const auto& [name, values] : r.items()) {
       if (!values.is_array()) ETB_INPUT_ERROR(SourceLoc{path}, "rounds.", name, ": not an array of numbers");
       for (const json& v : values) {
@@ -526,7 +528,9 @@ HwProfile profileFromJson(const std::string& text, const std::string& path) {
     }
   }
   if (j.contains("stall_by_call")) {
-    if (!j["stall_by_call"].is_array()) ETB_INPUT_ERROR(SourceLoc{path}, "stall_by_call: not an array of bins");
+    if (!j["stall_by_call"].is_array()) {
+      ETB_INPUT_ERROR(SourceLoc{path}, "stall_by_call: not an array of bins");
+    }
     for (const json& b : j["stall_by_call"]) {
       const double up_to = field<double>(b, "up_to_us", path, "stall_by_call");
       const double share = field<double>(b, "share", path, "stall_by_call");

@@ -292,7 +292,8 @@ struct HwProfile {
   // at its end; each figure is the median of its rounds (clamped at zero).
   // One reading swung with the host: over 28 quick profiles on one 2-vCPU VM
   // (December 2026) replay_step_us read 0.00-0.50 us, dispatch_us 0.63-1.58
-  // and cold_after at 3 ms 0.7-30 us. Empty in older profiles and GPU ones (one reading).
+  // and cold_after at 3 ms 0.7-30 us. Empty in older profiles and GPU ones
+  // (one reading each).
   std::map<std::string, std::vector<double>> rounds;
   // CPU profiles: what an op call costs beyond a hot one by how many other
   // kinds of ops ran since its kind last did (SizePoint::bytes holds that

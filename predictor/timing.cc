@@ -5,9 +5,9 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
-#include <array>
 #include <set>
 #include <string>
 
