@@ -622,7 +622,9 @@ void measureMemoryBound(const ProfileOptions& o, HwProfile& hw) {
     // The long tail stops at 1 MiB a tensor in a quick profile (past L2),
     // 16 MiB in a full one (the resampling gradients' inputs are 4x that);
     // beyond its last point a curve keeps that point's rate.
-    if (n <= std::min(derived_largest, o.quick ? int64_t{1} << 18 : int64_t{1} << 22)) measureLongTail(n, o, hw);
+    if (n <= std::min(derived_largest, o.quick ? int64_t{1} << 18 : int64_t{1} << 22)) {
+      measureLongTail(n, o, hw);
+    }
     // Dropout masks: self recorded as input and output, as a trace has it.
     // The sampler's cost depends on p (dropout 0.1 draws bernoulli_(0.9)).
     for (const double p : {0.1, 0.5, 0.9}) {

@@ -202,13 +202,6 @@ double touchUsPerPage(const MemoryFacts& memory);
 // the table or for no pages.
 double episodeExtraUs(const MemoryFacts& memory, double after_us, double pages);
 
-struct HwProfile;
-// The share of a call of `us` microseconds (its median) that the calls
-// slowed beyond the median add: its bin's in stall_by_call (the first bin
-// whose upper end is at least `us`, else the last), stall_share without
-// the bins.
-double stallShareFor(const HwProfile& profile, double us);
-
 struct HwProfile {
   HwIdentity identity;
   MemoryFacts memory;
@@ -420,6 +413,12 @@ struct HwProfile {
   std::vector<ForeachPoint> foreach_ops;
   std::vector<CollectivePoint> collectives;
 };
+
+// The share of a call of `us` microseconds (its median) that the calls
+// slowed beyond the median add: its bin's in stall_by_call (the first bin
+// whose upper end is at least `us`, else the last), stall_share without
+// the bins.
+double stallShareFor(const HwProfile& profile, double us);
 
 // The bandwidth curve of bernoulli_ at probability p ("rng:0.9"); the
 // predictor reads the nearest measured p.
