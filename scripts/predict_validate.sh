@@ -29,9 +29,11 @@
 # the present one (et_predict --speed now: a second of the profile's guard
 # probe, right after the replays it is set against); replay at the speed each
 # replay ran at (et_replay --speed-probe: the guard's probe around each measured
-# iteration, their median over the profile's fastest probe, given to et_predict
-# --speed); now and replay print the profile-speed error beside it (at_profile). The column 'speed' is the slowdown the
-# predictions took, over the profile's fastest probe.
+# iteration over the profile's fastest probe; the prediction is made at their
+# median, given to et_predict --speed, and each iteration is brought to that
+# median by its own probes before the median iteration is taken); now and
+# replay print the profile-speed error beside it (at_profile). The column
+# 'speed' is the slowdown the predictions took, over the profile's fastest probe.
 # ETB_CORE=N pins every replay, profile and prediction to core N (taskset);
 # et_predict then shares that one core among a multi-rank sample's ranks, as
 # mpirun's ranks do (--cores defaults to the CPUs it may run on).
@@ -139,14 +141,26 @@ for entry in "${SAMPLES[@]}"; do
     "${launch[@]}" "${PIN[@]}" "$BUILD/replayer/et_replay" "$trace" --threads "$THREADS" --warmup 2 --iters 5 \
       --min-iters-s 1 --quiet --device "$DEVICE" --index-dist "$dist" "${REPLAY_HEAP[@]}" "${orig[@]}" "${probe[@]}" \
       --report-json "$OUT/$tag.replay.json"
-    reps+=("$(field "$OUT/$tag.replay.json" "d['replay']['iter_ms']['median']")")
     speed=$SPEED
     if [ "$SPEED" = replay ]; then
-      speed=$(python3 -c "
+      # Each iteration is set against the probes around it: the median
+      # iteration and the median probe, taken apart, pair a fast iteration
+      # with a slow probe when the host's speed moves within the replay
+      # (lstm here: probes 1.0-2.3x, iterations 19.8-38.8 ms). Every
+      # iteration is brought to the median slowdown by its own probes'
+      # (CPU time scales with it), and the prediction is made at that one.
+      read -r rep speed < <(python3 -c "
 import json, statistics, sys
-probes = json.load(open(sys.argv[1]))['replay']['speed_probe_us']
-print('%.4f' % max(1.0, statistics.median(probes) / json.load(open(sys.argv[2]))['speed_guard']['probe_us']))" \
-        "$OUT/$tag.replay.json" "$hw")
+r = json.load(open(sys.argv[1]))['replay']
+fastest = json.load(open(sys.argv[2]))['speed_guard']['probe_us']
+slow = [max(1.0, p / fastest) for p in r['speed_probe_us']]
+its = r['iter_ms']['samples']
+if len(its) != len(slow): sys.exit('%s: %d iterations, %d probes' % (sys.argv[1], len(its), len(slow)))
+mid = statistics.median(slow)
+print(statistics.median(t * mid / s for t, s in zip(its, slow)), '%.4f' % mid)" "$OUT/$tag.replay.json" "$hw")
+      reps+=("$rep")
+    else
+      reps+=("$(field "$OUT/$tag.replay.json" "d['replay']['iter_ms']['median']")")
     fi
     "${PIN[@]}" "$BUILD/predictor/et_predict" "$trace" --hw "$hw" --quiet --index-dist "$dist" --faults "$FAULTS" \
       --device "$DEVICE" --speed "$speed" "${orig[@]}" --report-json "$OUT/$tag.predict.json"
