@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
+#include <utility>
 
 
 namespace etb::predict {
@@ -300,11 +302,28 @@ class TimelineBuilder {
     return false;
   }
 
+  // The copy autograd makes of an in-place op's input before the op
+  // overwrites it, when its backward needs the old value (silu_, mul_ by a
+  // tensor that requires grad, clamp_): the op's first child, a clone of
+  // its self. A replay calls the op on tensors that need no grad (et_replay
+  // --autograd off, the default), which makes no such copy.
+  bool autogradSavedSelf(const trace::Node& node, const trace::Node& child) const {
+    const std::string_view name = t_.name(node);
+    if (name.size() < 2 || name.back() != '_' || name[name.size() - 2] == '_') return false;
+    if (t_.name(child) != "aten::clone" || node.inputs.empty() || child.inputs.empty()) return false;
+    const trace::Value& self = node.inputs.front();
+    const trace::Value& src = child.inputs.front();
+    return self.kind == trace::ValueKind::kTensor && src.kind == trace::ValueKind::kTensor &&
+           t_.tensors[self.tensor].storage_id == t_.tensors[src.tensor].storage_id;
+  }
+
   // The recorded children's new outputs, in call order.
   void descend(const trace::Node& node, const std::set<uint64_t>& inputs, Local& local) {
+    bool first = true;
     for (uint32_t c : children_[static_cast<size_t>(&node - t_.nodes.data())]) {
       const trace::Node& child = t_.nodes[c];
       if (child.kind != trace::NodeKind::kOperator) continue;
+      if (std::exchange(first, false) && autogradSavedSelf(node, child)) continue;
       const size_t ordinal = local.children++;
       std::set<uint64_t> reads;
       std::vector<uint64_t> made_here;
