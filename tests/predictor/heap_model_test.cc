@@ -440,7 +440,6 @@ TEST(HeapModel, ATemporaryThatIsReadOrOfAnotherSizeIsWritten) {
   EXPECT_GE(other[0], 76 * kMiB);
 }
 
-
 // An in-place op whose backward needs its input's old value (silu_) is
 // recorded with autograd's copy of it as its first child: a clone of self.
 // A replay (no autograd) makes no copy, so the script allocates nothing for
@@ -450,8 +449,7 @@ trace::Trace inPlaceWithClone(bool of_self) {
   TraceBuilder b;
   const auto x = b.tensor({10240, 1024}), other = b.tensor({10240, 1024});
   const auto copy = b.tensor({10240, 1024});
-  const trace::NodeId op =
-      b.op("aten::silu_(Tensor(a!) self) -> Tensor(a!)", {x}, {x});
+  const trace::NodeId op = b.op("aten::silu_(Tensor(a!) self) -> Tensor(a!)", {x}, {x});
   b.under(op);
   b.op("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
        {of_self ? x : other, trace::makeNone(b.trace())}, {copy});
