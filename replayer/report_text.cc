@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iomanip>
 #include <string>
+#include <vector>
 
 #include "replayer/report_util.h"
 
@@ -97,12 +98,36 @@ void printHostTime(const ReplayResult& r, std::ostream& os) {
   }
 }
 
+// --speed-probe: how far the host moved under the iterations. The probe
+// beside each one over the run's fastest, and the iterations whose probe
+// stayed within the speed guard's 1.2x of it (et_profile_hw retries a
+// measurement beyond that): on a shared VM the median can be a slowed one.
+void printHostSpeed(const ReplayResult& r, std::ostream& os) {
+  const std::vector<double>& probes = r.speed_probe_us;
+  const std::vector<double>& iters = r.replay_iter_ms.samples;
+  if (probes.empty() || probes.size() != iters.size()) return;
+  const double fastest = *std::min_element(probes.begin(), probes.end());
+  if (!(fastest > 0)) return;
+  std::vector<double> slowdown, undisturbed;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    slowdown.push_back(probes[i] / fastest);
+    if (slowdown.back() <= 1.2) undisturbed.push_back(iters[i]);
+  }
+  os << "# host speed (--speed-probe): probes 1.00-"
+     << formatFixed(*std::max_element(slowdown.begin(), slowdown.end()), 2)
+     << "x the run's fastest (median " << formatFixed(medianOf(slowdown), 2) << "x); "
+     << undisturbed.size() << " of " << iters.size() << " iterations within 1.2x";
+  if (!undisturbed.empty()) os << ", median " << formatDuration(medianOf(undisturbed) * 1e3);
+  os << "\n";
+}
+
 void printIterations(const ReplayResult& r, std::ostream& os) {
   os << "# iteration" << std::setw(13) << "median" << std::setw(12) << "min"
      << std::setw(12) << "max" << std::setw(12) << "stddev" << std::setw(8) << "n"
      << "\n";
   printIterationRow(r.host_time ? "ops only" : "replay", r.replay_iter_ms, os);
   if (r.host_time) printIterationRow("with host", r.host_time->with_host_iter_ms, os);
+  printHostSpeed(r, os);
   if (!r.original_iter_ms) {
     if (r.host_time) printHostTime(r, os);
     os << "# original: unknown (give --kineto or a trace with timings)\n#\n";

@@ -25,6 +25,23 @@ TEST(ReportText, ShowsHeaderIterationsAndRatio) {
   EXPECT_NE(out.find("1.090x"), std::string::npos) << out;
 }
 
+// --speed-probe's line: the probes over the run's fastest (10 us), and the
+// iterations whose probe stayed within 1.2x of it (the first, second and
+// fourth: 20, 21 and 22 ms); none without probes.
+TEST(ReportText, SaysHowFarTheHostMovedUnderTheIterations) {
+  ReplayResult r = testing::sampleResult();
+  EXPECT_EQ(render(r).find("host speed"), std::string::npos);
+  r.replay_iter_ms = summarize({20, 21, 40, 22});
+  r.speed_probe_us = {10, 11, 25, 11.6};
+  const std::string out = render(r);
+  EXPECT_NE(out.find("probes 1.00-2.50x the run's fastest (median 1.13x); 3 of 4 iterations "
+                     "within 1.2x, median 21.00 ms"),
+            std::string::npos)
+      << out;
+  r.speed_probe_us.pop_back();  // not one per iteration: no line
+  EXPECT_EQ(render(r).find("host speed"), std::string::npos);
+}
+
 TEST(ReportText, KindsBiggestDifferenceFirstAndRestSummed) {
   const std::string out = render(testing::sampleResult(), 2);
   // |diff|: mm 500, all_reduce 200, add_ 50; relu unknown goes last.
