@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "replayer/host_probe.h"
+
 namespace etb::predict {
 
 // While one is alive (et_profile_hw --device cuda), medianCallUs and the
@@ -92,7 +94,7 @@ double medianCallUs(const std::function<void()>& fn, bool quick, double long_cal
 // samples are divided by its probes' mean over the fastest probe (when over
 // 1): every measurement comes out at the fastest probe's speed, slowed or
 // not. Not nested; host timing only.
-inline constexpr double kDisturbedRatio = 1.2;
+using replay::kDisturbedRatio;  // host_probe.h
 inline constexpr int kGuardRetries = 5;
 inline constexpr double kGuardPauseUs = 30e3;
 inline constexpr double kGuardAllowanceUs = 2e6;

@@ -12,6 +12,11 @@
 
 namespace etb::replay {
 
+// How far over the fastest probe a reading counts as the host slowed:
+// et_profile_hw's guard measures again beyond it, and et_replay's report
+// counts the iterations within it.
+inline constexpr double kDisturbedRatio = 1.2;
+
 // The reference work: four 64x64 mm_out's on tensors it owns.
 std::function<void()> guardReference();
 

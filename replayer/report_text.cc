@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "replayer/host_probe.h"
 #include "replayer/report_util.h"
 
 namespace etb::replay {
@@ -100,8 +101,9 @@ void printHostTime(const ReplayResult& r, std::ostream& os) {
 
 // --speed-probe: how far the host moved under the iterations. The probe
 // beside each one over the run's fastest, and the iterations whose probe
-// stayed within the speed guard's 1.2x of it (et_profile_hw retries a
-// measurement beyond that): on a shared VM the median can be a slowed one.
+// stayed within the speed guard's kDisturbedRatio of it (et_profile_hw
+// retries a measurement beyond that): on a shared VM the median can be a
+// slowed one.
 void printHostSpeed(const ReplayResult& r, std::ostream& os) {
   const std::vector<double>& probes = r.speed_probe_us;
   const std::vector<double>& iters = r.replay_iter_ms.samples;
@@ -111,12 +113,13 @@ void printHostSpeed(const ReplayResult& r, std::ostream& os) {
   std::vector<double> slowdown, undisturbed;
   for (size_t i = 0; i < probes.size(); ++i) {
     slowdown.push_back(probes[i] / fastest);
-    if (slowdown.back() <= 1.2) undisturbed.push_back(iters[i]);
+    if (slowdown.back() <= kDisturbedRatio) undisturbed.push_back(iters[i]);
   }
   os << "# host speed (--speed-probe): probes 1.00-"
      << formatFixed(*std::max_element(slowdown.begin(), slowdown.end()), 2)
      << "x the run's fastest (median " << formatFixed(medianOf(slowdown), 2) << "x); "
-     << undisturbed.size() << " of " << iters.size() << " iterations within 1.2x";
+     << undisturbed.size() << " of " << iters.size() << " iterations within "
+     << formatFixed(kDisturbedRatio, 1) << "x";
   if (!undisturbed.empty()) os << ", median " << formatDuration(medianOf(undisturbed) * 1e3);
   os << "\n";
 }
